@@ -1,0 +1,22 @@
+"""kzoo: pretrained NLP transformers in Keras 3, on TensorFlow, JAX and
+PyTorch.
+
+    import kzoo
+    backbone = kzoo.BertBackbone.from_preset("bert_base")
+"""
+
+from kzoo import presets
+from kzoo import preprocessing
+from kzoo.models import Backbone, Preprocessor, Task, Tokenizer
+from kzoo.models.bert import (
+    BertBackbone,
+    BertMaskedLM,
+    BertMaskedLMPreprocessor,
+    BertPreprocessor,
+    BertPretrainer,
+    BertPretrainerPreprocessor,
+    BertTextClassifier,
+    BertTokenizer,
+)
+
+__version__ = "0.1.0"

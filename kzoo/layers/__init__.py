@@ -1,0 +1,16 @@
+"""Building blocks shared by every model family (keras.ops only)."""
+
+from kzoo.layers.activations import get_activation
+from kzoo.layers.attention import MultiHeadAttention
+from kzoo.layers.embeddings import PositionEmbedding, TokenEmbedding
+from kzoo.layers.heads import MaskedLMHead
+from kzoo.layers.transformer_block import TransformerBlock
+
+__all__ = [
+    "get_activation",
+    "MultiHeadAttention",
+    "PositionEmbedding",
+    "TokenEmbedding",
+    "MaskedLMHead",
+    "TransformerBlock",
+]

@@ -1,0 +1,61 @@
+"""Token and position embeddings."""
+
+import keras
+from keras import ops
+
+
+class TokenEmbedding(keras.layers.Embedding):
+    """A token embedding whose matrix can also project hidden states back to
+    vocabulary logits (weight tying, as BERT's MLM head and GPT-2's LM head
+    do)."""
+
+    def logits(self, hidden_states):
+        # (batch, seq, hidden) @ (hidden, vocab) -> (batch, seq, vocab)
+        return ops.matmul(hidden_states, ops.transpose(self.embeddings))
+
+
+class PositionEmbedding(keras.layers.Layer):
+    """Learned absolute position embeddings, sliced to the input length.
+
+    Call with the hidden states (or token embeddings) of shape
+    `(batch, seq, hidden)` and an optional `start_index` (used when decoding
+    with a cache, one position at a time). Returns `(1, seq, hidden)` so it
+    broadcasts over the batch.
+    """
+
+    def __init__(self, sequence_length, hidden_dim=None,
+                 initializer="glorot_uniform", **kwargs):
+        super().__init__(**kwargs)
+        self.sequence_length = int(sequence_length)
+        self.hidden_dim = hidden_dim
+        self.initializer = keras.initializers.get(initializer)
+
+    def build(self, input_shape):
+        hidden_dim = self.hidden_dim or input_shape[-1]
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.sequence_length, hidden_dim),
+            initializer=self.initializer,
+        )
+        self.built = True
+
+    def call(self, inputs, start_index=0):
+        length = ops.shape(inputs)[1]
+        positions = ops.slice(
+            ops.convert_to_tensor(self.embeddings), (start_index, 0),
+            (length, ops.shape(self.embeddings)[1]),
+        )
+        return ops.expand_dims(positions, 0)
+
+    def compute_output_shape(self, input_shape):
+        hidden_dim = self.hidden_dim or input_shape[-1]
+        return (1, input_shape[1], hidden_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "sequence_length": self.sequence_length,
+            "hidden_dim": self.hidden_dim,
+            "initializer": keras.initializers.serialize(self.initializer),
+        })
+        return config

@@ -1,0 +1,66 @@
+"""Language-model heads shared across families."""
+
+import keras
+from keras import ops
+
+from kzoo.layers.activations import get_activation
+
+
+class MaskedLMHead(keras.layers.Layer):
+    """BERT's masked-LM head: gather masked positions, dense + activation +
+    LayerNorm, then logits through the (tied) token embedding plus a bias.
+
+    Args:
+        token_embedding: the backbone's `TokenEmbedding`; its matrix is the
+            output projection (weights are tied, not copied).
+        activation: Hugging Face activation name (`"gelu"` for BERT).
+        layer_norm_epsilon: epsilon of the head's LayerNorm.
+    """
+
+    def __init__(self, token_embedding, activation="gelu",
+                 layer_norm_epsilon=1e-12, kernel_initializer="glorot_uniform",
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.token_embedding = token_embedding
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self._activation_fn = get_activation(activation)
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        self.transform = keras.layers.Dense(
+            hidden_dim, kernel_initializer=self.kernel_initializer,
+            name="transform")
+        self.transform.build(input_shape)
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="layer_norm")
+        self.layer_norm.build(input_shape)
+        self.bias = self.add_weight(
+            name="bias", shape=(self.token_embedding.input_dim,),
+            initializer="zeros")
+        self.built = True
+
+    def call(self, sequence_output, mask_positions):
+        # (batch, num_masks, hidden): only the masked positions are scored.
+        hidden = ops.take_along_axis(
+            sequence_output,
+            ops.expand_dims(ops.cast(mask_positions, "int32"), -1),
+            axis=1,
+        )
+        hidden = self.layer_norm(self._activation_fn(self.transform(hidden)))
+        return self.token_embedding.logits(hidden) + self.bias
+
+    def compute_output_shape(self, sequence_shape, positions_shape):
+        return tuple(positions_shape) + (self.token_embedding.input_dim,)
+
+    def get_config(self):
+        # The tied embedding is not config: the task passes it in again.
+        config = super().get_config()
+        config.update({
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer),
+        })
+        return config

@@ -1,0 +1,126 @@
+"""Backbone: the pretrained network itself, as a functional Keras model."""
+
+import keras
+import numpy as np
+
+from kzoo import presets
+from kzoo.models.registry import class_entry, get_class
+from kzoo.utils.files import atomic_write
+from kzoo.utils.tensors import concrete_numpy
+
+
+class Backbone(keras.Model):
+    """Base class of every kzoo backbone.
+
+    Subclasses build a functional graph in `__init__`, then call
+    `super().__init__(inputs=..., outputs=..., **kwargs)`, and keep every
+    constructor argument for `get_config()` (config is the model).
+
+    Class attributes subclasses set:
+        input_names: the names of the dict inputs.
+        family: the model family (for presets and conversion).
+    """
+
+    input_names = ()
+    family = None
+
+    # ------------------------------------------------------------------
+    # Input checks: raised before any work, with what to do about it.
+    # ------------------------------------------------------------------
+    def __call__(self, inputs, *args, **kwargs):
+        self.check_inputs(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
+    def check_inputs(self, inputs):
+        """Check names, length and (when concrete) token ids of `inputs`."""
+        name = type(self).__name__
+        expected = sorted(self.input_names)
+        if not isinstance(inputs, dict):
+            raise ValueError(
+                f"{name} takes a dict with keys {expected}; got a "
+                f"{type(inputs).__name__}. Use the task's preprocessor to "
+                "turn raw text into such a dict.")
+        got = sorted(inputs)
+        if got != expected:
+            missing = sorted(set(expected) - set(got))
+            unexpected = sorted(set(got) - set(expected))
+            raise ValueError(
+                f"{name} takes inputs {expected}; got {got} "
+                f"(missing: {missing}, unexpected: {unexpected}).")
+        token_ids = inputs["token_ids"]
+        length = token_ids.shape[-1] if len(token_ids.shape) else None
+        limit = self.max_sequence_length
+        if limit is not None and length is not None and length > limit:
+            raise ValueError(
+                f"Sequence length {length} is longer than {name}'s "
+                f"max_sequence_length ({limit}). Truncate the input (the "
+                "preprocessor's `sequence_length` does this).")
+        for input_name, limit in self.id_limits().items():
+            values = concrete_numpy(inputs[input_name])
+            if values is not None and values.size:
+                self._check_ids(input_name, values, limit)
+
+    def id_limits(self):
+        """Integer inputs and their exclusive upper bounds."""
+        return {"token_ids": self.vocabulary_size}
+
+    def _check_ids(self, input_name, values, limit):
+        low, high = int(np.min(values)), int(np.max(values))
+        if low < 0 or high >= limit:
+            bad = high if high >= limit else low
+            raise ValueError(
+                f"{input_name} holds {bad}, outside [0, {limit - 1}] for "
+                f"{type(self).__name__}. Tokenize with this preset's "
+                "tokenizer/preprocessor, or build a backbone with a larger "
+                "table.")
+
+    # ------------------------------------------------------------------
+    # Presets
+    # ------------------------------------------------------------------
+    @property
+    def max_sequence_length(self):
+        return getattr(self, "_max_sequence_length", None)
+
+    @property
+    def token_embedding(self):
+        """The token embedding layer (tied to LM heads)."""
+        return self.get_layer("token_embedding")
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Build the backbone a preset describes.
+
+        Args:
+            preset: a preset name (`"bert_base"`), or a preset folder.
+            load_weights: load the pretrained weights (from the preset
+                folder or the cache); `False` gives random initialisation.
+            **kwargs: config overrides (e.g. `dropout=0.0`).
+        """
+        preset = presets.resolve(preset)
+        entry = preset.json("config.json")
+        backbone_cls = get_class(entry["class_name"], cls)
+        config = {**entry["config"], **kwargs}
+        backbone = backbone_cls.from_config(config)
+        if load_weights:
+            backbone.load_weights(preset.weights_file(presets.BACKBONE_WEIGHTS))
+        return backbone
+
+    def save_to_preset(self, preset_dir, metadata=None):
+        """Write config and weights (atomically) into `preset_dir`."""
+        from kzoo.models.preset_writer import write_backbone
+        write_backbone(self, preset_dir, metadata)
+
+    def config_entry(self):
+        return class_entry(self, self.get_config())
+
+    def save_weights_atomic(self, path):
+        atomic_write(path, self.save_weights, suffix=".weights.h5")
+

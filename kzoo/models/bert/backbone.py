@@ -1,0 +1,145 @@
+"""BERT (Devlin et al., 2018): a post-LayerNorm transformer encoder."""
+
+import keras
+from keras import ops
+
+from kzoo.layers import PositionEmbedding, TokenEmbedding, TransformerBlock
+from kzoo.models.backbone import Backbone
+from kzoo.models.registry import register
+
+
+def bert_kernel_initializer(stddev=0.02):
+    # BERT initialises every kernel from N(0, 0.02) truncated at 2 stddev.
+    return keras.initializers.TruncatedNormal(stddev=stddev)
+
+
+@register
+class BertBackbone(Backbone):
+    """The BERT encoder.
+
+    Inputs (a dict):
+        token_ids: `(batch, seq)` int, ids in the WordPiece vocabulary.
+        segment_ids: `(batch, seq)` int, 0 for the first text, 1 for the
+            second (up to `num_segments - 1`).
+        padding_mask: `(batch, seq)` bool/int, 1 for real tokens.
+
+    Outputs (a dict):
+        sequence_output: `(batch, seq, hidden_dim)`, the last layer.
+        pooled_output: `(batch, hidden_dim)`, tanh(dense(first token)).
+
+    Args:
+        vocabulary_size: number of token ids.
+        num_layers, num_heads, hidden_dim, intermediate_dim: the shape.
+        dropout: hidden dropout (embeddings, attention output, FFN output).
+        attention_dropout: dropout on attention probabilities.
+        max_sequence_length: size of the learned position table.
+        num_segments: size of the segment (token type) table.
+        activation: FFN activation, Hugging Face naming (`"gelu"` = erf).
+        layer_norm_epsilon: 1e-12 in the original.
+        initializer_range: stddev of the truncated-normal initialiser.
+
+    Example:
+    ```python
+    backbone = kzoo.BertBackbone.from_preset("bert_base")
+    outputs = backbone({
+        "token_ids": np.array([[101, 7592, 102]]),
+        "segment_ids": np.zeros((1, 3), "int32"),
+        "padding_mask": np.ones((1, 3), "int32"),
+    })
+    outputs["sequence_output"].shape  # (1, 3, 768)
+    ```
+    """
+
+    input_names = ("token_ids", "segment_ids", "padding_mask")
+    family = "bert"
+
+    def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim,
+                 intermediate_dim, dropout=0.1, attention_dropout=0.1,
+                 max_sequence_length=512, num_segments=2, activation="gelu",
+                 layer_norm_epsilon=1e-12, initializer_range=0.02,
+                 dtype=None, **kwargs):
+        init = bert_kernel_initializer(initializer_range)
+
+        # === Layers ===
+        token_embedding = TokenEmbedding(
+            vocabulary_size, hidden_dim, embeddings_initializer=init,
+            dtype=dtype, name="token_embedding")
+        position_embedding = PositionEmbedding(
+            max_sequence_length, hidden_dim, initializer=init, dtype=dtype,
+            name="position_embedding")
+        segment_embedding = keras.layers.Embedding(
+            num_segments, hidden_dim, embeddings_initializer=init,
+            dtype=dtype, name="segment_embedding")
+        embeddings_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=dtype,
+            name="embeddings_layer_norm")
+        embeddings_dropout = keras.layers.Dropout(
+            dropout, dtype=dtype, name="embeddings_dropout")
+        blocks = [
+            TransformerBlock(
+                num_heads, intermediate_dim, activation=activation,
+                dropout=dropout, attention_dropout=attention_dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                kernel_initializer=init, dtype=dtype,
+                name=f"transformer_layer_{i}")
+            for i in range(num_layers)
+        ]
+        pooler = keras.layers.Dense(
+            hidden_dim, activation="tanh", kernel_initializer=init,
+            dtype=dtype, name="pooler")
+
+        # === Functional model ===
+        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input((None,), dtype="int32", name="segment_ids")
+        padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+
+        tokens = token_embedding(token_ids)  # (batch, seq, hidden)
+        x = tokens + position_embedding(tokens) + segment_embedding(segment_ids)
+        x = embeddings_dropout(embeddings_layer_norm(x))
+        # (batch, 1, seq): every query may attend to every real token.
+        attention_mask = ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
+        for block in blocks:
+            x = block(x, attention_mask=attention_mask)
+        pooled = pooler(x[:, 0, :])  # (batch, hidden)
+
+        super().__init__(
+            inputs={"token_ids": token_ids, "segment_ids": segment_ids,
+                    "padding_mask": padding_mask},
+            outputs={"sequence_output": x, "pooled_output": pooled},
+            dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = int(vocabulary_size)
+        self.num_layers = int(num_layers)
+        self.num_heads = int(num_heads)
+        self.hidden_dim = int(hidden_dim)
+        self.intermediate_dim = int(intermediate_dim)
+        self.dropout = float(dropout)
+        self.attention_dropout = float(attention_dropout)
+        self._max_sequence_length = int(max_sequence_length)
+        self.num_segments = int(num_segments)
+        self.activation = activation
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.initializer_range = float(initializer_range)
+
+    def id_limits(self):
+        return {"token_ids": self.vocabulary_size,
+                "segment_ids": self.num_segments}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        })
+        return config

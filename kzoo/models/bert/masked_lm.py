@@ -1,0 +1,72 @@
+"""BERT with its masked-LM head."""
+
+import keras
+
+from kzoo.layers import MaskedLMHead
+from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.registry import register
+from kzoo.models.task import Task
+from kzoo.training import default_optimizer
+
+
+def build_mlm_head(backbone):
+    return MaskedLMHead(
+        backbone.token_embedding,
+        activation=backbone.activation,
+        layer_norm_epsilon=backbone.layer_norm_epsilon,
+        kernel_initializer=bert_kernel_initializer(backbone.initializer_range),
+        dtype=backbone.dtype_policy,
+        name="mlm_head",
+    )
+
+
+def mlm_compile_args(learning_rate):
+    return {
+        "optimizer": default_optimizer(learning_rate),
+        "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy()],
+    }
+
+
+def task_inputs(backbone, extra):
+    """Fresh functional inputs for the backbone plus the task's extras."""
+    inputs = {name: keras.Input((None,), dtype="int32", name=name)
+              for name in tuple(backbone.input_names) + tuple(extra)}
+    backbone_inputs = {name: inputs[name] for name in backbone.input_names}
+    return inputs, backbone_inputs
+
+
+@register
+class BertMaskedLM(Task):
+    """Masked-LM pretraining (or continued pretraining) of BERT.
+
+    The head's output projection is tied to the token embedding. Fit on raw
+    strings: the preprocessor masks 15% of the tokens (80/10/10).
+
+    Example:
+    ```python
+    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+                                         load_weights=False,
+                                         sequence_length=64)
+    mlm.fit(["Some text.", "More text."], epochs=1)
+    ```
+    """
+
+    backbone_cls = BertBackbone
+    preprocessor_cls = BertMaskedLMPreprocessor
+    extra_input_names = ("mask_positions",)
+
+    def __init__(self, backbone, preprocessor=None, **kwargs):
+        # === Layers ===
+        head = build_mlm_head(backbone)
+        # === Functional model ===
+        inputs, backbone_inputs = task_inputs(backbone, self.extra_input_names)
+        outputs = backbone(backbone_inputs)
+        logits = head(outputs["sequence_output"], inputs["mask_positions"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        self.mlm_head = head
+
+    def default_compile_args(self):
+        return mlm_compile_args(learning_rate=5e-5)

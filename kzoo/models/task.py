@@ -1,0 +1,236 @@
+"""Task: a backbone plus a head, trainable end to end on raw text."""
+
+import keras
+import tensorflow as tf
+
+from kzoo import presets
+from kzoo.models.backbone import Backbone
+from kzoo.models.registry import class_entry, get_class
+from kzoo.utils.files import atomic_write
+
+# Config keys that describe the task's parts rather than the task itself.
+_PART_KEYS = ("backbone", "preprocessor")
+
+
+class Task(keras.Model):
+    """Base class of kzoo tasks.
+
+    A task owns `self.backbone` and `self.preprocessor` (which may be None).
+    With a preprocessor, `fit`, `evaluate` and `predict` take raw strings
+    (or a `tf.data.Dataset` of them) and preprocess in `tf.data`; without
+    one they take the model's input dict directly.
+
+    The task compiles itself with `default_compile_args()` on first use;
+    call `compile(...)` yourself to override any part ("auto" keeps the
+    default for that argument).
+
+    Subclasses set `backbone_cls`, `preprocessor_cls`, `extra_input_names`
+    (inputs beyond the backbone's), and return their own constructor
+    arguments from `task_config()`.
+    """
+
+    backbone_cls = Backbone
+    preprocessor_cls = None
+    extra_input_names = ()
+
+    def _finish_init(self, backbone, preprocessor):
+        # Called by subclasses after the functional super().__init__.
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+    # ------------------------------------------------------------------
+    # Compile defaults
+    # ------------------------------------------------------------------
+    def default_compile_args(self):
+        raise NotImplementedError
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto",
+                weighted_metrics="auto", **kwargs):
+        defaults = self.default_compile_args()
+        chosen = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                  "weighted_metrics": weighted_metrics}
+        for key, value in chosen.items():
+            if isinstance(value, str) and value == "auto":
+                chosen[key] = defaults.get(key)
+        super().compile(**chosen, **kwargs)
+
+    def _ensure_compiled(self):
+        if not self.compiled:
+            self.compile()
+
+    # ------------------------------------------------------------------
+    # Data: raw text through the preprocessor, in tf.data
+    # ------------------------------------------------------------------
+    @property
+    def input_names(self):
+        return tuple(self.backbone.input_names) + tuple(self.extra_input_names)
+
+    def _check_model_inputs(self, x):
+        if not isinstance(x, dict):
+            raise ValueError(
+                f"{type(self).__name__} has no preprocessor, so it takes a "
+                f"dict with keys {sorted(self.input_names)}; got "
+                f"{type(x).__name__}. Pass a preprocessor to use raw text.")
+        expected = set(self.input_names)
+        if set(x) != expected:
+            raise ValueError(
+                f"{type(self).__name__} takes inputs {sorted(expected)}; got "
+                f"{sorted(x)} (missing: {sorted(expected - set(x))}, "
+                f"unexpected: {sorted(set(x) - expected)}).")
+        self.backbone.check_inputs(
+            {k: x[k] for k in self.backbone.input_names})
+
+    def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                      shuffle=False):
+        """Raw data -> a preprocessed, batched dataset (or x unchanged)."""
+        if self.preprocessor is None:
+            if not isinstance(x, tf.data.Dataset) and not hasattr(x, "__next__"):
+                self._check_model_inputs(x)
+            return None
+        autotune = tf.data.AUTOTUNE
+        if isinstance(x, tf.data.Dataset):
+            if y is not None or sample_weight is not None:
+                raise ValueError(
+                    "Pass labels inside the tf.data.Dataset, not as `y`.")
+            dataset = x
+        else:
+            data = keras.utils.pack_x_y_sample_weight(
+                _as_tensors(x), y, sample_weight)
+            dataset = tf.data.Dataset.from_tensor_slices(data)
+            if shuffle:
+                dataset = dataset.shuffle(
+                    int(dataset.cardinality()), reshuffle_each_iteration=True)
+            dataset = dataset.batch(batch_size or 32)
+        return dataset.map(self.preprocessor, num_parallel_calls=autotune) \
+            .prefetch(autotune)
+
+    def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
+            validation_data=None, shuffle=True, **kwargs):
+        self._ensure_compiled()
+        dataset = self._make_dataset(x, y, sample_weight, batch_size, shuffle)
+        if validation_data is not None and self.preprocessor is not None:
+            if not isinstance(validation_data, tf.data.Dataset):
+                validation_data = keras.utils.unpack_x_y_sample_weight(
+                    tuple(validation_data))
+            else:
+                validation_data = (validation_data,)
+            validation_data = self._make_dataset(
+                *validation_data, batch_size=batch_size)
+        if dataset is None:
+            return super().fit(x, y, batch_size=batch_size,
+                               sample_weight=sample_weight,
+                               validation_data=validation_data,
+                               shuffle=shuffle, **kwargs)
+        return super().fit(dataset, validation_data=validation_data, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
+                 **kwargs):
+        self._ensure_compiled()
+        dataset = self._make_dataset(x, y, sample_weight, batch_size)
+        if dataset is None:
+            return super().evaluate(x, y, batch_size=batch_size,
+                                    sample_weight=sample_weight, **kwargs)
+        return super().evaluate(dataset, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        dataset = self._make_dataset(x, batch_size=batch_size)
+        if dataset is None:
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        return super().predict(dataset, **kwargs)
+
+    # ------------------------------------------------------------------
+    # Config and presets
+    # ------------------------------------------------------------------
+    def task_config(self):
+        """The subclass's own constructor arguments."""
+        return {}
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable,
+                  **self.task_config()}
+        config["backbone"] = self.backbone.config_entry()
+        config["preprocessor"] = None
+        if self.preprocessor is not None:
+            config["preprocessor"] = {
+                **class_entry(self.preprocessor,
+                              self.preprocessor.get_config()),
+                "tokenizer": class_entry(
+                    self.preprocessor.tokenizer,
+                    self.preprocessor.tokenizer.get_config()),
+            }
+        return config
+
+    @classmethod
+    def from_config(cls, config, backbone=None, preprocessor=None):
+        config = dict(config)
+        backbone_entry = config.pop("backbone", None)
+        preprocessor_entry = config.pop("preprocessor", None)
+        if backbone is None:
+            backbone_cls = get_class(backbone_entry["class_name"], Backbone)
+            backbone = backbone_cls.from_config(backbone_entry["config"])
+        if preprocessor is None and preprocessor_entry:
+            tokenizer_entry = preprocessor_entry["tokenizer"]
+            tokenizer = get_class(tokenizer_entry["class_name"]).from_config(
+                tokenizer_entry["config"])
+            preprocessor = get_class(
+                preprocessor_entry["class_name"]).from_config(
+                    preprocessor_entry["config"], tokenizer=tokenizer)
+        return cls(backbone=backbone, preprocessor=preprocessor, **config)
+
+    def config_entry(self):
+        config = {k: v for k, v in self.get_config().items()
+                  if k not in _PART_KEYS}
+        return class_entry(self, config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, sequence_length=None,
+                    preprocessor="auto", **kwargs):
+        """A task on a preset's backbone (and head, if the preset saved one
+        of this class).
+
+        Args:
+            preset: a preset name or folder.
+            load_weights: load pretrained weights; False: random init.
+            sequence_length: the preprocessor's sequence length.
+            preprocessor: "auto" (the preset's tokenizer), None (no
+                preprocessing: the task then takes input dicts), or a
+                preprocessor instance.
+            **kwargs: task arguments (e.g. `num_classes=3`).
+        """
+        preset = presets.resolve(preset)
+        saved_task = preset.has("task.json") and (
+            preset.json("task.json")["class_name"] == cls.__name__)
+        backbone = cls.backbone_cls.from_preset(
+            preset, load_weights=load_weights and not saved_task)
+        if isinstance(preprocessor, str) and preprocessor == "auto":
+            overrides = {}
+            if sequence_length is not None:
+                overrides["sequence_length"] = sequence_length
+            preprocessor = cls.preprocessor_cls.from_preset(preset, **overrides)
+        if not saved_task:
+            return cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+        config = {**preset.json("task.json")["config"], **kwargs}
+        config.pop("name", None)
+        task = cls.from_config(config, backbone=backbone,
+                               preprocessor=preprocessor)
+        if load_weights:
+            task.load_weights(preset.weights_file(presets.TASK_WEIGHTS))
+        return task
+
+    def save_to_preset(self, preset_dir, metadata=None):
+        """Backbone, tokenizer, preprocessor and head, each file atomic."""
+        from kzoo.models.preset_writer import write_task
+        write_task(self, preset_dir, metadata)
+
+    def save_weights_atomic(self, path):
+        atomic_write(path, self.save_weights, suffix=".weights.h5")
+
+
+def _as_tensors(x):
+    """Raw text as tensors: a list of strings, or a tuple of such lists
+    (one per segment, for sentence pairs)."""
+    if isinstance(x, tuple):
+        return tuple(tf.convert_to_tensor(part) for part in x)
+    if isinstance(x, list):
+        return tf.convert_to_tensor(x)
+    return x

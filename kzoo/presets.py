@@ -1,0 +1,166 @@
+"""The preset registry: named presets, preset folders, and where weights are.
+
+A preset is a folder (see `presets/README.md`):
+
+    metadata.json     name, aliases, description, parameter count, license,
+                      source, weight files (with sha256)
+    config.json       {"class_name": "BertBackbone", "config": {...}}
+    tokenizer.json    the tokenizer's class and config; its asset files
+                      (e.g. vocab.txt) lie beside it
+    preprocessor.json optional: the preprocessor's class and config
+    task.json         optional: a saved task's class and config
+    model.weights.h5  backbone weights, when shipped or saved
+    task.weights.h5   task-head weights, when saved from a task
+
+Named presets ship inside the package. Weights that are too large to ship
+are looked up in the local cache (`KZOO_CACHE`, default `~/.cache/kzoo`),
+under `<cache>/<preset name>/`.
+"""
+
+import difflib
+import os
+from pathlib import Path
+
+from kzoo.utils.files import read_json
+
+BACKBONE_WEIGHTS = "model.weights.h5"
+TASK_WEIGHTS = "task.weights.h5"
+
+
+class PresetError(ValueError):
+    """A preset name, folder or file that cannot be used as asked."""
+
+
+class MissingWeightsError(FileNotFoundError):
+    """`load_weights=True` but no weights file exists where we look."""
+
+
+def builtin_presets_dir():
+    """Named presets: inside the installed wheel, or the source checkout."""
+    package_dir = Path(__file__).resolve().parent
+    for candidate in (package_dir / "_presets", package_dir.parent / "presets"):
+        if candidate.is_dir():
+            return candidate
+    raise PresetError(
+        "kzoo's preset folder is missing from this installation; reinstall "
+        "kzoo (`pip install kzoo`).")
+
+
+def cache_dir():
+    return Path(os.environ.get("KZOO_CACHE") or
+                Path.home() / ".cache" / "kzoo").expanduser()
+
+
+class Preset:
+    """A preset folder on disk, with its metadata."""
+
+    def __init__(self, path, name=None):
+        self.path = Path(path)
+        metadata_file = self.path / "metadata.json"
+        self.metadata = read_json(metadata_file) if metadata_file.exists() else {}
+        self.name = name or self.metadata.get("name") or self.path.name
+
+    def __repr__(self):
+        return f"Preset({self.name!r}, path={str(self.path)!r})"
+
+    def has(self, filename):
+        return (self.path / filename).exists()
+
+    def file(self, filename):
+        path = self.path / filename
+        if not path.exists():
+            raise PresetError(
+                f"Preset {self.name!r} ({self.path}) has no {filename!r}. "
+                "A preset folder needs metadata.json, config.json and "
+                "tokenizer.json; save one with `save_to_preset(dir)`.")
+        return path
+
+    def json(self, filename):
+        return read_json(self.file(filename))
+
+    def weight_locations(self, filename=BACKBONE_WEIGHTS):
+        """Where `filename` is looked for, in order."""
+        return [self.path / filename, cache_dir() / self.name / filename]
+
+    def weights_file(self, filename=BACKBONE_WEIGHTS):
+        locations = self.weight_locations(filename)
+        for location in locations:
+            if location.exists():
+                return location
+        looked = "\n".join(f"  - {p}" for p in locations)
+        source = self.metadata.get("source", {})
+        how = source.get("how_to_get") or (
+            "convert the original checkpoint with `kzoo convert SRC "
+            f"{cache_dir() / self.name}`")
+        raise MissingWeightsError(
+            f"No weights for preset {self.name!r}. Looked in:\n{looked}\n"
+            f"To get them: {how}. Or pass load_weights=False for a randomly "
+            "initialised model.")
+
+
+def _named_presets():
+    root = builtin_presets_dir()
+    presets = {}
+    for metadata_file in sorted(root.glob("*/metadata.json")):
+        presets[metadata_file.parent.name] = read_json(metadata_file)
+    return root, presets
+
+
+def _aliases(presets):
+    return {alias: name for name, meta in presets.items()
+            for alias in meta.get("aliases", [])}
+
+
+def list_presets(family=None):
+    """Every named preset: name, aliases, family, description, parameters."""
+    _, presets = _named_presets()
+    rows = []
+    for name, meta in presets.items():
+        if family and meta.get("family") != family:
+            continue
+        rows.append({
+            "name": name,
+            "aliases": meta.get("aliases", []),
+            "family": meta.get("family"),
+            "description": meta.get("description", ""),
+            "params": meta.get("params"),
+        })
+    return rows
+
+
+def resolve(name_or_dir):
+    """A `Preset` for a preset name, an alias, or a preset folder."""
+    if isinstance(name_or_dir, Preset):
+        return name_or_dir
+    if not isinstance(name_or_dir, (str, os.PathLike)):
+        raise PresetError(
+            f"A preset is a name or a folder path, not {type(name_or_dir)}.")
+    text = os.fspath(name_or_dir)
+    if os.path.isdir(text):
+        return _folder_preset(Path(text))
+    root, presets = _named_presets()
+    aliases = _aliases(presets)
+    name = aliases.get(text, text)
+    if name in presets:
+        return Preset(root / name, name=name)
+    if "/" in text or os.sep in text:
+        raise PresetError(f"Preset folder {text!r} does not exist.")
+    known = sorted(presets) + sorted(aliases)
+    close = difflib.get_close_matches(text, known, n=5, cutoff=0.5)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise PresetError(
+        f"Unknown preset {text!r}.{hint} All presets: "
+        f"{', '.join(sorted(presets))} (see kzoo.presets.list()).")
+
+
+def _folder_preset(path):
+    if (path / "metadata.json").exists() or (path / "config.json").exists():
+        return Preset(path)
+    raise PresetError(
+        f"{path} is not a preset folder: it has no metadata.json or "
+        "config.json.")
+
+
+# `kzoo.presets.list()` reads naturally; defined last so the builtin `list`
+# stays usable above.
+list = list_presets  # noqa: A001

@@ -1,0 +1,1 @@
+"""Small utilities with no model knowledge."""
