@@ -27,7 +27,8 @@ class MaskedLMHead(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self._activation_fn = get_activation(activation)
 
-    def build(self, input_shape):
+    def build(self, sequence_output_shape, mask_positions_shape=None):
+        input_shape = sequence_output_shape
         hidden_dim = input_shape[-1]
         self.transform = keras.layers.Dense(
             hidden_dim, kernel_initializer=self.kernel_initializer,
@@ -51,8 +52,9 @@ class MaskedLMHead(keras.layers.Layer):
         hidden = self.layer_norm(self._activation_fn(self.transform(hidden)))
         return self.token_embedding.logits(hidden) + self.bias
 
-    def compute_output_shape(self, sequence_shape, positions_shape):
-        return tuple(positions_shape) + (self.token_embedding.input_dim,)
+    def compute_output_shape(self, sequence_output_shape,
+                             mask_positions_shape):
+        return tuple(mask_positions_shape) + (self.token_embedding.input_dim,)
 
     def get_config(self):
         # The tied embedding is not config: the task passes it in again.

@@ -40,6 +40,10 @@ class Preprocessor(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
+    def build(self, input_shape=None):
+        # Text layers hold no weights; there is nothing to build.
+        self.built = True
+
     def __call__(self, *args, **kwargs):
         outputs = super().__call__(*args, **kwargs)
         if tf.executing_eagerly() and keras.backend.backend() != "tensorflow":

@@ -121,6 +121,7 @@ class Task(keras.Model):
                                sample_weight=sample_weight,
                                validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
+        # Shuffling happened in _make_dataset (a Dataset ignores `shuffle`).
         return super().fit(dataset, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,

@@ -31,6 +31,10 @@ class Tokenizer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
+    def build(self, input_shape=None):
+        # Text layers hold no weights; there is nothing to build.
+        self.built = True
+
     def call(self, inputs):
         return self.tokenize(inputs)
 

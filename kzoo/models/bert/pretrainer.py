@@ -1,6 +1,7 @@
 """BERT's full pretraining: masked LM and next-sentence prediction."""
 
 import keras
+import tensorflow as tf
 
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
 from kzoo.models.bert.masked_lm import build_mlm_head, mlm_compile_args, task_inputs
@@ -30,7 +31,7 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
             return x
         targets = {"mlm": mask_ids, "nsp": y}
         weights = {"mlm": weights,
-                   "nsp": keras.ops.ones_like(y, dtype="float32")}
+                   "nsp": tf.ones_like(y, dtype="float32")}
         return x, targets, weights
 
 

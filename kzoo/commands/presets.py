@@ -1,0 +1,14 @@
+"""`kzoo presets`: list the named presets."""
+
+
+def add_arguments(parser):
+    parser.add_argument("--family", help="only this family (e.g. bert)")
+
+
+def run(args):
+    from kzoo import presets
+    rows = presets.list_presets(family=args.family)
+    for row in rows:
+        aliases = f" (alias: {', '.join(row['aliases'])})" if row["aliases"] else ""
+        params = f"{row['params'] / 1e6:.1f}M" if row["params"] else "?"
+        print(f"{row['name']:<28} {params:>8}  {row['description']}{aliases}")
