@@ -30,6 +30,10 @@ class BertTokenizer(Tokenizer):
             lowercase=self.lowercase,
             strip_accents=self.lowercase,
             oov_token="[UNK]",
+            # "[MASK]" typed in a string is the mask token, as in the
+            # original tokenizer (fill-mask prompts rely on it).
+            special_tokens=list(self.special_token_names),
+            special_tokens_in_strings=True,
             dtype="int32",
         )
         vocabulary_tokens = set(self.get_vocabulary())
