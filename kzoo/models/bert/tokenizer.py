@@ -1,6 +1,8 @@
 """BERT's WordPiece tokenizer (keras-hub `WordPieceTokenizer`)."""
 
 import keras_hub
+import tensorflow as tf
+import tensorflow_text as tf_text
 
 from kzoo.models.registry import register
 from kzoo.models.tokenizer import Tokenizer
@@ -27,8 +29,11 @@ class BertTokenizer(Tokenizer):
         self.lowercase = bool(lowercase)
         self.inner = keras_hub.tokenizers.WordPieceTokenizer(
             vocabulary=self.vocabulary,
-            lowercase=self.lowercase,
-            strip_accents=self.lowercase,
+            # Case and accents are handled by `normalize` (below), the way
+            # Hugging Face's BertNormalizer does; keras-hub's own lowercasing
+            # is NFKC case folding, which rewrites e.g. "½" and "～".
+            lowercase=False,
+            strip_accents=False,
             oov_token="[UNK]",
             # "[MASK]" typed in a string is the mask token, as in the
             # original tokenizer (fill-mask prompts rely on it).
@@ -49,6 +54,48 @@ class BertTokenizer(Tokenizer):
         self.sep_token_id = self.token_to_id("[SEP]")
         self.mask_token_id = self.token_to_id("[MASK]")
 
+    def normalize(self, text):
+        """Hugging Face's `BertNormalizer`, in TensorFlow string ops.
+
+        1. Clean: tab/newline/CR become spaces; every other control or
+           format character (Unicode category C*, e.g. the zero-width
+           joiner inside emoji sequences) and U+FFFD are removed, without
+           splitting the word they sit in; any Unicode space (Z*) becomes
+           a plain space.
+        2. When `lowercase`: NFD, drop non-spacing marks (accents), then
+           Unicode lowercase. Unlike NFKC case folding this leaves
+           compatibility characters alone ("½" stays one token).
+
+        Special tokens typed in the text ("[MASK]") are kept as they are.
+        """
+        text = tf.strings.regex_replace(text, r"[\t\n\r]", " ")
+        text = tf.strings.regex_replace(text, r"[\p{C}\x{FFFD}]", "")
+        text = tf.strings.regex_replace(text, r"\p{Z}", " ")
+        if not self.lowercase:
+            return text
+        # Shield special tokens from lowercasing behind private-use code
+        # points; step 1 removed every private-use character the text had.
+        for i, token in enumerate(self.special_token_names):
+            text = tf.strings.regex_replace(
+                text, _literal(token), chr(0xE000 + i))
+        text = tf_text.normalize_utf8(text, "NFD")
+        text = tf.strings.regex_replace(text, r"\p{Mn}", "")
+        text = tf.strings.lower(text, encoding="utf-8")
+        for i, token in enumerate(self.special_token_names):
+            text = tf.strings.regex_replace(text, chr(0xE000 + i), token)
+        return text
+
+    def tokenize(self, inputs):
+        if isinstance(inputs, str):
+            inputs = tf.constant(inputs)
+        elif not isinstance(inputs, (tf.Tensor, tf.RaggedTensor)):
+            inputs = tf.convert_to_tensor(inputs, dtype=tf.string)
+        if isinstance(inputs, tf.RaggedTensor):
+            inputs = tf.ragged.map_flat_values(self.normalize, inputs)
+        else:
+            inputs = self.normalize(inputs)
+        return self.inner.tokenize(inputs)
+
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_token_names]
@@ -58,3 +105,8 @@ class BertTokenizer(Tokenizer):
         config.update({"vocabulary": self.vocabulary,
                        "lowercase": self.lowercase})
         return config
+
+
+def _literal(token):
+    """A regex matching `token` literally (RE2 syntax)."""
+    return "".join("\\" + c if not c.isalnum() else c for c in token)
