@@ -1,0 +1,48 @@
+"""Shared fixtures. The backend is whatever KERAS_BACKEND names; run the
+suite once per backend (see README)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# Quiet TensorFlow's C++ start-up chatter before anything imports it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Make `import helpers` work from every test folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import keras  # noqa: E402
+
+import kzoo  # noqa: E402
+
+from helpers import make_tiny_bert  # noqa: E402
+
+
+def pytest_report_header(config):
+    return f"keras backend: {keras.backend.backend()}"
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    """Every test starts from the same random state."""
+    keras.utils.set_random_seed(1234)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """No test reads or writes the user's ~/.cache/kzoo."""
+    monkeypatch.setenv("KZOO_CACHE",
+                       str(tmp_path_factory.mktemp("kzoo_cache")))
+
+
+@pytest.fixture(scope="session")
+def bert_tokenizer():
+    """The real bert-base-uncased WordPiece tokenizer (vocab 30,522)."""
+    return kzoo.BertTokenizer.from_preset("bert_base_en_uncased")
+
+
+@pytest.fixture
+def tiny_bert():
+    return make_tiny_bert()
