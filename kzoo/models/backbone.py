@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 from kzoo import presets
+from kzoo.distribution.layouts import layout_map_from_rules
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.tensors import concrete_numpy
@@ -73,6 +74,41 @@ class Backbone(keras.Model):
                 f"{type(self).__name__}. Tokenize with this preset's "
                 "tokenizer/preprocessor, or build a backbone with a larger "
                 "table.")
+
+    # ------------------------------------------------------------------
+    # Model parallelism (JAX keras.distribution; see kzoo/distribution)
+    # ------------------------------------------------------------------
+    @classmethod
+    def layout_rules(cls):
+        """`{variable-path regex: role}` for model parallelism; each family
+        declares its own (roles in `kzoo.distribution.layouts`)."""
+        raise NotImplementedError(
+            f"{cls.__name__} declares no layout rules, so it cannot be "
+            "sharded with ModelParallel (DataParallel needs none). Add a "
+            "`layout_rules` classmethod; most families return "
+            "`kzoo.distribution.transformer_rules()`.")
+
+    @classmethod
+    def get_layout_map(cls, device_mesh, model_parallel_dim_name="model",
+                       data_parallel_dim_name="batch"):
+        """A `keras.distribution.LayoutMap` that splits this family's
+        embeddings, attention projections and feed-forward kernels over the
+        model axis of `device_mesh` (Megatron-style column/row split).
+
+        Example:
+        ```python
+        mesh = keras.distribution.DeviceMesh(
+            (2, 4), ("batch", "model"), keras.distribution.list_devices())
+        layout_map = kzoo.BertBackbone.get_layout_map(mesh)
+        keras.distribution.set_distribution(keras.distribution.ModelParallel(
+            layout_map=layout_map, batch_dim_name="batch"))
+        backbone = kzoo.BertBackbone.from_preset("bert_base")  # sharded
+        ```
+        """
+        return layout_map_from_rules(
+            cls.layout_rules(), device_mesh,
+            model_parallel_dim_name=model_parallel_dim_name,
+            data_parallel_dim_name=data_parallel_dim_name)
 
     # ------------------------------------------------------------------
     # Presets

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from kzoo import presets
+from kzoo.distribution.tf_strategy import compile_scope
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
@@ -46,13 +47,17 @@ class Task(keras.Model):
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
                 weighted_metrics="auto", **kwargs):
-        defaults = self.default_compile_args()
-        chosen = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
-                  "weighted_metrics": weighted_metrics}
-        for key, value in chosen.items():
-            if isinstance(value, str) and value == "auto":
-                chosen[key] = defaults.get(key)
-        super().compile(**chosen, **kwargs)
+        # Under tf.distribute the default optimizer must be made in the
+        # strategy the task was built in, even when compile happens lazily
+        # (first fit) outside `strategy.scope()`.
+        with compile_scope(self):
+            defaults = self.default_compile_args()
+            chosen = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                      "weighted_metrics": weighted_metrics}
+            for key, value in chosen.items():
+                if isinstance(value, str) and value == "auto":
+                    chosen[key] = defaults.get(key)
+            super().compile(**chosen, **kwargs)
 
     def _ensure_compiled(self):
         if not self.compiled:

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import PositionEmbedding, TokenEmbedding, TransformerBlock
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import register
@@ -121,6 +122,11 @@ class BertBackbone(Backbone):
         self.activation = activation
         self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.initializer_range = float(initializer_range)
+
+    @classmethod
+    def layout_rules(cls):
+        # Every sharded weight is a kzoo.layers one; the pooler stays whole.
+        return transformer_rules()
 
     def id_limits(self):
         return {"token_ids": self.vocabulary_size,

@@ -1,0 +1,160 @@
+"""One training script, any launch: the backend's own engines, chosen here.
+
+    import kzoo
+    from kzoo import distribution
+
+    distribution.initialize()              # many processes: join the group
+    with distribution.data_parallel():     # this backend's data parallelism
+        classifier = kzoo.BertTextClassifier.from_preset(...)
+        classifier = distribution.prepare(classifier)
+        classifier.fit(texts, labels, batch_size=64)   # the global batch
+
+What each backend does:
+
+    backend     initialize()                       data_parallel()
+    ----------  ---------------------------------  ---------------------------
+    jax         keras.distribution.initialize()    keras.distribution.
+                (KERAS_DISTRIBUTION_* variables)   DataParallel over all
+                                                   devices of all processes
+    tensorflow  MultiWorkerMirroredStrategy        strategy().scope(): TPU,
+                (TF_CONFIG)                        multi-worker, several GPUs
+    torch       torch.distributed.init_process_    nothing; prepare() wraps
+                group (torchrun's variables),      the task's train step in
+                gloo on CPU, NCCL on GPU           DistributedDataParallel
+
+Every process is given the same data and the *global* batch size; each
+engine gives each replica its share (Keras' dataset auto-sharding on JAX,
+tf.distribute's on TensorFlow, `torch_ddp` on PyTorch). `scripts/launch.py`
+sets the variables above for local runs and for each host of a cluster.
+"""
+
+import contextlib
+import json
+import os
+
+import keras
+
+
+def backend():
+    return keras.backend.backend()
+
+
+def _env_int(name, default):
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+def launched_processes():
+    """(process index, process count) as the launcher described them, read
+    from the backend's own variables; (0, 1) when launched plainly."""
+    if os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES"):
+        return (_env_int("KERAS_DISTRIBUTION_PROCESS_ID", 0),
+                _env_int("KERAS_DISTRIBUTION_NUM_PROCESSES", 1))
+    if os.environ.get("TF_CONFIG"):
+        config = json.loads(os.environ["TF_CONFIG"])
+        workers = config.get("cluster", {}).get("worker", [])
+        if len(workers) > 1:
+            return int(config["task"]["index"]), len(workers)
+    if os.environ.get("WORLD_SIZE"):
+        return _env_int("RANK", 0), _env_int("WORLD_SIZE", 1)
+    return 0, 1
+
+
+_INITIALIZED = False
+
+
+def initialize():
+    """Join the process group this process was launched into (no-op when
+    launched alone). Call it first, before building any model.
+
+    Returns:
+        (process index, process count).
+    """
+    global _INITIALIZED
+    index, count = launched_processes()
+    if count == 1 or _INITIALIZED:
+        return index, count
+    name = backend()
+    if name == "jax":
+        _initialize_jax()
+    elif name == "tensorflow":
+        from kzoo.distribution.tf_strategy import strategy
+        strategy()  # MultiWorkerMirroredStrategy must exist before any op.
+    elif name == "torch":
+        from kzoo.distribution.torch_ddp import initialize_process_group
+        initialize_process_group()
+    _INITIALIZED = True
+    return index, count
+
+
+def _initialize_jax():
+    import jax
+    if not _has_accelerator_jax():
+        # CPU-only hosts need a collectives implementation for cross-process
+        # all-reduce; gloo ships with jaxlib.
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    keras.distribution.initialize()
+
+
+def _has_accelerator_jax():
+    # Read the platform request without initialising a backend (that must
+    # wait until jax.distributed.initialize has run).
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    return any(p in platforms for p in ("gpu", "cuda", "tpu", "rocm"))
+
+
+@contextlib.contextmanager
+def data_parallel(devices=None):
+    """Build (and, on JAX, train) inside this: data parallelism with the
+    backend's engine.
+
+    Args:
+        devices: the devices of one process to replicate over (e.g. logical
+            CPUs in tests); None: all of them.
+    """
+    name = backend()
+    if name == "jax":
+        dist = keras.distribution.DataParallel(devices=devices)
+        with dist.scope():
+            yield dist
+    elif name == "tensorflow":
+        from kzoo.distribution.tf_strategy import strategy
+        tf_strategy = strategy(devices=devices)
+        with tf_strategy.scope():
+            yield tf_strategy
+    else:
+        yield None
+
+
+def model_parallel(backbone_cls, mesh_shape, axis_names=("batch", "model"),
+                   devices=None):
+    """A `keras.distribution.ModelParallel` for a backbone family (JAX).
+
+    Args:
+        backbone_cls: a backbone class (or instance) with `get_layout_map`.
+        mesh_shape: e.g. `(2, 4)`: 2-way data parallel x 4-way model
+            parallel over 8 devices.
+        axis_names: the (data, model) axis names of the mesh.
+    """
+    devices = devices or keras.distribution.list_devices()
+    mesh = keras.distribution.DeviceMesh(
+        shape=tuple(mesh_shape), axis_names=tuple(axis_names),
+        devices=devices)
+    layout_map = backbone_cls.get_layout_map(
+        mesh, model_parallel_dim_name=axis_names[1],
+        data_parallel_dim_name=axis_names[0])
+    return keras.distribution.ModelParallel(
+        layout_map=layout_map, batch_dim_name=axis_names[0])
+
+
+def prepare(task):
+    """Hand the task to the backend's data-parallel engine where it needs
+    one: on PyTorch with several processes, `DistributedDataParallel`.
+    Elsewhere (and with one process) the task is returned unchanged."""
+    if backend() == "torch":
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized() and \
+                dist.get_world_size() > 1:
+            from kzoo.distribution.torch_ddp import wrap
+            return wrap(task)
+    return task

@@ -1,0 +1,106 @@
+"""TensorFlow: pick the `tf.distribute` strategy the machine supports.
+
+    strategy = kzoo.distribution.strategy()
+    with strategy.scope():
+        classifier = kzoo.BertTextClassifier.from_preset("bert_base",
+                                                         num_classes=2)
+    classifier.fit(texts, labels, batch_size=32)   # global batch
+
+Order of preference:
+
+1. a TPU, when one is reachable (a TPU VM, `TPU_NAME`, or an explicit
+   `tpu=` address): `TPUStrategy`;
+2. several workers in `TF_CONFIG` (set by `scripts/launch.py`, or by your
+   cluster): `MultiWorkerMirroredStrategy`;
+3. explicit `devices`, or more than one GPU: `MirroredStrategy`;
+4. otherwise the default (no-op) strategy.
+
+Whichever is chosen, the model code, the preset loading and the task's
+`compile` defaults are the same: kzoo tasks compile under the strategy they
+were built in (see `compile_scope`), so the lazily created default optimizer
+lands in the right scope.
+"""
+
+import contextlib
+import glob
+import json
+import os
+
+import tensorflow as tf
+
+# Strategies own devices (TPU initialisation, collective ops); make each once.
+_STRATEGIES = {}
+
+
+def tf_config_workers():
+    """The worker addresses in `TF_CONFIG`, or [] when it names none."""
+    config = os.environ.get("TF_CONFIG")
+    if not config:
+        return []
+    return list(json.loads(config).get("cluster", {}).get("worker", []))
+
+
+def tpu_address(tpu=None):
+    """Where a TPU is, or None when none is reachable from here.
+
+    Only looks where a TPU announces itself, so machines without one never
+    wait on a metadata server: an explicit `tpu`, `TPU_NAME` (Cloud TPU
+    nodes, GKE), `COLAB_TPU_ADDR` (older Colab runtimes), or TPU devices on
+    this host (a TPU VM, including today's Colab TPU runtimes: "local").
+    """
+    if tpu:
+        return tpu
+    if os.environ.get("TPU_NAME"):
+        return os.environ["TPU_NAME"]
+    if os.environ.get("COLAB_TPU_ADDR"):
+        return "grpc://" + os.environ["COLAB_TPU_ADDR"]
+    if glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"):
+        return "local"
+    return None
+
+
+def strategy(devices=None, tpu=None):
+    """The `tf.distribute.Strategy` for this machine (see the module doc).
+
+    Args:
+        devices: devices for a `MirroredStrategy` (e.g. `["/gpu:0",
+            "/gpu:1"]`, or logical CPUs in tests); None: all GPUs.
+        tpu: a TPU name or `grpc://` address; None: look for one.
+    """
+    address = tpu_address(tpu)
+    if address is not None:
+        key = ("tpu", address)
+        make = lambda: _tpu_strategy(address)  # noqa: E731
+    elif len(tf_config_workers()) > 1:
+        key = ("multi_worker", os.environ["TF_CONFIG"])
+        make = tf.distribute.MultiWorkerMirroredStrategy
+    else:
+        if devices is None:
+            gpus = tf.config.list_logical_devices("GPU")
+            devices = [gpu.name for gpu in gpus] if len(gpus) > 1 else None
+        if not devices:
+            return tf.distribute.get_strategy()
+        devices = tuple(devices)
+        key = ("mirrored", devices)
+        make = lambda: tf.distribute.MirroredStrategy(list(devices))  # noqa
+    if key not in _STRATEGIES:
+        _STRATEGIES[key] = make()
+    return _STRATEGIES[key]
+
+
+def _tpu_strategy(address):
+    # The one path the test machines cannot reach: three documented calls,
+    # then the TPUStrategy is used exactly like the tested MirroredStrategy.
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=address)
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def compile_scope(model):
+    """The scope a model must compile in: its strategy's, when it was built
+    under one (Keras records it), else nothing."""
+    model_strategy = getattr(model, "_distribute_strategy", None)
+    if model_strategy is None:
+        return contextlib.nullcontext()
+    return model_strategy.scope()

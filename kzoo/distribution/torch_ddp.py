@@ -1,0 +1,122 @@
+"""PyTorch: train a kzoo task with `torch.distributed` DistributedDataParallel.
+
+Launch one process per device with `torchrun` (or `scripts/launch.py
+--backend torch`, which calls it), then in the training script:
+
+    from kzoo import distribution
+    distribution.initialize()           # init_process_group: gloo / NCCL
+    classifier = kzoo.BertTextClassifier.from_preset(...)
+    classifier = distribution.prepare(classifier)    # -> wrap() below
+    classifier.fit(texts, labels, batch_size=64)      # the global batch
+
+`wrap` keeps everything Keras gives (`fit` on raw strings through the
+preprocessor, the task's default optimizer, callbacks, metrics) and changes
+one thing: the forward pass of each training step runs through
+`torch.nn.parallel.DistributedDataParallel`, whose backward hooks average
+the gradients over all processes before the Keras optimizer applies them.
+DDP broadcasts rank 0's weights when it wraps, so every process starts from
+the same model.
+
+Every process reads the same data; each training step takes this process's
+contiguous share of the global batch (the same split tf.distribute and
+Keras-on-JAX make). Shares of unequal size (a short last batch) are
+weighted so the averaged gradient is the gradient of the global-batch mean.
+Metrics and the logged loss are those of the local share.
+"""
+
+import os
+
+import keras
+import numpy as np
+import torch
+import torch.distributed as dist
+from keras import tree
+from torch.nn.parallel import DistributedDataParallel
+
+
+def initialize_process_group():
+    """`init_process_group` from torchrun's variables: NCCL when this host
+    has GPUs (one per local rank), gloo otherwise."""
+    if dist.is_initialized():
+        return
+    if torch.cuda.is_available():
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        dist.init_process_group("nccl")
+    else:
+        dist.init_process_group("gloo")
+
+
+def share_bounds(batch_size, rank, world_size):
+    """This rank's [start, stop) of a global batch, and the weight its loss
+    gets so that averaging gradients over ranks gives the global mean.
+
+    An empty share borrows the batch's last example with weight 0: every
+    rank must still run forward and backward for DDP's all-reduce.
+    """
+    edges = np.linspace(0, batch_size, world_size + 1).round().astype(int)
+    start, stop = int(edges[rank]), int(edges[rank + 1])
+    if stop == start:
+        return batch_size - 1, batch_size, 0.0
+    return start, stop, (stop - start) * world_size / batch_size
+
+
+def _take(structure, start, stop):
+    return tree.map_structure(
+        lambda t: None if t is None else t[start:stop], structure)
+
+
+def wrap(task, find_unused_parameters=True):
+    """Make `task.fit` a DistributedDataParallel training loop.
+
+    Args:
+        task: a built kzoo task (or any Keras model) on the torch backend.
+        find_unused_parameters: DDP's option; True because tasks leave some
+            backbone weights out of their loss (a masked LM never uses
+            BERT's pooler).
+
+    Returns:
+        The same task, whose `train_step` now runs through DDP.
+    """
+    if keras.backend.backend() != "torch":
+        raise ValueError("torch_ddp.wrap needs KERAS_BACKEND=torch.")
+    if not dist.is_initialized():
+        raise RuntimeError(
+            "torch.distributed is not initialised: launch with torchrun "
+            "(or scripts/launch.py --backend torch) and call "
+            "kzoo.distribution.initialize() first.")
+    device_ids = None
+    if torch.cuda.is_available():
+        device_ids = [torch.cuda.current_device()]
+    ddp = DistributedDataParallel(
+        task, device_ids=device_ids,
+        find_unused_parameters=find_unused_parameters)
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+
+    def train_step(data):
+        # Keras' own torch train step (keras/src/backend/torch/trainer.py)
+        # with the forward through DDP and this rank's share of the batch.
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        batch_size = int(tree.flatten(x)[0].shape[0])
+        start, stop, weight = share_bounds(batch_size, rank, world_size)
+        x, y, sample_weight = _take((x, y, sample_weight), start, stop)
+        if task._call_has_training_arg:
+            y_pred = ddp(x, training=True)
+        else:
+            y_pred = ddp(x)
+        task.zero_grad()
+        loss = task._compute_loss(x=x, y=y, y_pred=y_pred,
+                                  sample_weight=sample_weight, training=True)
+        task._loss_tracker.update_state(loss, sample_weight=stop - start)
+        loss = task.optimizer.scale_loss(loss)
+        (loss * weight).backward()
+        trainable_weights = task.trainable_weights[:]
+        gradients = [v.value.grad for v in trainable_weights]
+        with torch.no_grad():
+            task.optimizer.apply(gradients, trainable_weights)
+        return task.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    # An instance attribute, looked up by Keras at every step; the DDP
+    # module lives in this closure, not as a sub-module of the task.
+    object.__setattr__(task, "train_step", train_step)
+    task.train_function = None
+    return task
