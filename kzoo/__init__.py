@@ -16,6 +16,7 @@ from kzoo.models.bert import (
     BertPretrainer,
     BertPretrainerPreprocessor,
     BertTextClassifier,
+    BertTextEmbedder,
     BertTokenizer,
 )
 

@@ -127,7 +127,8 @@ class Task(keras.Model):
                                validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
         # Shuffling happened in _make_dataset (a Dataset ignores `shuffle`).
-        return super().fit(dataset, validation_data=validation_data, **kwargs)
+        return super().fit(dataset, validation_data=validation_data,
+                           shuffle=False, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):

@@ -1,6 +1,7 @@
 """BERT with its masked-LM head."""
 
 import keras
+import numpy as np
 
 from kzoo.layers import MaskedLMHead
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
@@ -70,3 +71,38 @@ class BertMaskedLM(Task):
 
     def default_compile_args(self):
         return mlm_compile_args(learning_rate=5e-5)
+
+    def fill_mask(self, texts, top_k=5):
+        """Predict the tokens behind each "[MASK]" in `texts`.
+
+        Returns, per text, a list with one entry per [MASK]: the `top_k`
+        `(token, probability)` pairs, most likely first.
+        """
+        if self.preprocessor is None:
+            raise ValueError("fill_mask needs the task's preprocessor.")
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        packed = self.preprocessor.pack(texts)
+        packed = {k: keras.ops.convert_to_numpy(v) for k, v in packed.items()}
+        mask_id = self.preprocessor.tokenizer.mask_token_id
+        is_mask = packed["token_ids"] == mask_id
+        if not is_mask.any(axis=1).all():
+            raise ValueError('Every text needs at least one "[MASK]".')
+        width = int(is_mask.sum(axis=1).max())
+        positions = np.zeros((len(texts), width), "int32")
+        for row, mask_row in enumerate(is_mask):
+            found = np.flatnonzero(mask_row)
+            positions[row, :len(found)] = found
+        logits = self.predict_on_batch({**packed, "mask_positions": positions})
+        probabilities = keras.ops.convert_to_numpy(
+            keras.ops.softmax(logits, axis=-1))
+        tokenizer = self.preprocessor.tokenizer
+        results = []
+        for row, mask_row in enumerate(is_mask):
+            per_mask = []
+            for slot in range(int(mask_row.sum())):
+                best = np.argsort(-probabilities[row, slot])[:top_k]
+                per_mask.append([(tokenizer.id_to_token(i),
+                                  float(probabilities[row, slot, i]))
+                                 for i in best])
+            results.append(per_mask)
+        return results

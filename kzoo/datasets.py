@@ -1,0 +1,70 @@
+"""Real text bundled with kzoo: Jane Austen's six novels (public domain).
+
+Used by `kzoo demo`, the guides and the tests, offline. See
+`kzoo/data/austen/README.md` for provenance.
+"""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+AUSTEN_DIR = Path(__file__).parent / "data" / "austen"
+AUSTEN_NOVELS = (
+    "sense_and_sensibility", "pride_and_prejudice", "mansfield_park",
+    "emma", "northanger_abbey", "persuasion",
+)
+
+_HEADING = re.compile(r"^(CHAPTER|VOLUME|Chapter)\b|^[A-Z .,]+$")
+
+
+def austen_text(novel):
+    """The full text of one novel."""
+    if novel not in AUSTEN_NOVELS:
+        raise ValueError(f"Unknown novel {novel!r}; choose from {AUSTEN_NOVELS}.")
+    return (AUSTEN_DIR / f"{novel}.txt").read_text(encoding="utf-8")
+
+
+def austen_paragraphs(novel, min_words=8):
+    """Paragraphs of prose (headings and short lines dropped), each on one
+    line, Gutenberg `_italics_` markers removed."""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", austen_text(novel)):
+        text = " ".join(block.split()).replace("_", "")
+        if not text or _HEADING.match(text):
+            continue
+        if len(text.split()) >= min_words:
+            paragraphs.append(text)
+    return paragraphs
+
+
+def austen_passages(novel, words=48):
+    """The novel's prose cut into consecutive passages of `words` words."""
+    tokens = " ".join(austen_paragraphs(novel)).split()
+    return [" ".join(tokens[i:i + words])
+            for i in range(0, len(tokens) - words + 1, words)]
+
+
+def austen_authorship(novels=("pride_and_prejudice", "emma",
+                              "sense_and_sensibility"),
+                      words=48, per_novel=None, test_fraction=0.2, seed=0):
+    """A labelled task: which novel does a passage come from?
+
+    Returns `((train_texts, train_labels), (test_texts, test_labels),
+    class_names)`. Passages are shuffled with `seed`; `per_novel` caps how
+    many passages each novel contributes (None: all).
+    """
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for label, novel in enumerate(novels):
+        passages = austen_passages(novel, words)
+        rng.shuffle(passages)
+        passages = passages[:per_novel] if per_novel else passages
+        texts += passages
+        labels += [label] * len(passages)
+    order = rng.permutation(len(texts))
+    texts = [texts[i] for i in order]
+    labels = np.asarray(labels, "int32")[order]
+    split = int(len(texts) * (1 - test_fraction))
+    return ((texts[:split], labels[:split]), (texts[split:], labels[split:]),
+            list(novels))
