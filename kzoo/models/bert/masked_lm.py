@@ -1,5 +1,7 @@
 """BERT with its masked-LM head."""
 
+import warnings
+
 import keras
 import numpy as np
 
@@ -9,6 +11,11 @@ from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
+
+# Masked LM does not use the pooler, so it gets no gradient; that is
+# expected, not the user's mistake Keras warns about.
+warnings.filterwarnings(
+    "ignore", message=r"Gradients do not exist for variables \['pooler/")
 
 
 def build_mlm_head(backbone):

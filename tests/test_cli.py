@@ -1,0 +1,34 @@
+"""The `kzoo` command, as a newcomer runs it."""
+
+import re
+
+import pytest
+
+from kzoo import cli
+
+
+def test_presets_command_lists_bert_presets(capsys):
+    assert cli.main(["presets", "--family", "bert"]) == 0
+    out = capsys.readouterr().out
+    for name in ("bert_tiny_en_uncased", "bert_base_en_uncased"):
+        assert name in out
+    assert "alias: bert_base" in out
+
+
+def test_demo_quick_runs_every_stage(capsys):
+    assert cli.main(["demo", "--quick", "--sequence-length", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "masked-LM loss:" in out
+    # Fill-mask prints five candidates with probabilities for each prompt.
+    assert len(re.findall(r"-> .+\(\d\.\d\d\)", out)) == 3
+    match = re.search(r"held-out accuracy: ([\d.]+)%  \(majority-class "
+                      r"baseline ([\d.]+)%\)", out)
+    assert match, out
+    assert 0 <= float(match.group(1)) <= 100
+
+
+def test_unknown_command_exits_with_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["nonsense"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
