@@ -87,6 +87,12 @@ class Preset:
         for location in locations:
             if location.exists():
                 return location
+        if self.metadata.get("source", {}).get("huggingface") or \
+                self.metadata.get("source", {}).get("python_package"):
+            # Declared sources: an installed package, then the hub
+            # (converted once into the cache); see kzoo/convert/hub.py.
+            from kzoo.convert.hub import fetch_preset_weights
+            return fetch_preset_weights(self, filename, locations)
         looked = "\n".join(f"  - {p}" for p in locations)
         source = self.metadata.get("source", {})
         how = source.get("how_to_get") or (
@@ -136,6 +142,14 @@ def resolve(name_or_dir):
         raise PresetError(
             f"A preset is a name or a folder path, not {type(name_or_dir)}.")
     text = os.fspath(name_or_dir)
+    if text.startswith("hf://") or (os.path.isdir(text) and not (
+            Path(text) / "metadata.json").exists()):
+        # hf://org/name, or a Hugging Face checkpoint folder: converted
+        # (once, into the cache) by kzoo.convert.hub.
+        from kzoo.convert.hub import resolve_special
+        special = resolve_special(text)
+        if special is not None:
+            return special
     if os.path.isdir(text):
         return _folder_preset(Path(text))
     root, presets = _named_presets()

@@ -41,6 +41,7 @@ BERT_PRESETS = {
         "aliases": ["bert_base"],
         "shape": (12, 12, 768, 3072),
         "repo": "google-bert/bert-base-uncased",
+        "files": ["config.json", "model.safetensors"],
         "description": "BERT-base (Devlin et al., 2018): 12 layers, 768 "
                        "hidden, 12 heads, uncased English.",
     },
@@ -52,6 +53,36 @@ BERT_PRESETS = {
                        "hidden, 16 heads, uncased English.",
     },
 }
+
+
+def source_metadata(name, spec):
+    """Where from_preset fetches the weights (kzoo/convert/hub.py).
+
+    The hub files' sha256 are not recorded: they could not be fetched when
+    these presets were written, and none is invented. Downloads are checked
+    against the sha256 the hub states (X-Linked-Etag) when it states one.
+    """
+    source = {
+        "huggingface": spec["repo"],
+        "revision": "main",
+        "url": f"{HF}/{spec['repo']}",
+        "how_to_get": (
+            "from_preset downloads and converts it on first use; offline, "
+            f"download {HF}/{spec['repo']} (config.json + model.safetensors) "
+            f"and run `kzoo convert <that folder> ~/.cache/kzoo/{name}`"),
+        "note": (
+            "sha256 of the hub files not recorded (they could not be fetched "
+            "when this preset was written); a download is checked against "
+            "the sha256 the hub states for it (X-Linked-Etag) when it states "
+            "one."),
+    }
+    if spec.get("files"):
+        source["files"] = [{"name": f} for f in spec["files"]]
+    else:
+        source["note"] += (
+            " No file list: kzoo looks for model.safetensors, then a sharded "
+            "index, then pytorch_model.bin (which needs torch).")
+    return source
 
 
 def write_preset(root, name, spec, vocab):
@@ -72,14 +103,7 @@ def write_preset(root, name, spec, vocab):
         "description": spec["description"],
         "params": int(backbone.count_params()),
         "license": "Apache-2.0",
-        "source": {
-            "huggingface": spec["repo"],
-            "url": f"{HF}/{spec['repo']}",
-            "how_to_get": (
-                f"download {HF}/{spec['repo']} (config.json + "
-                "model.safetensors) and run `kzoo convert <that folder> "
-                f"~/.cache/kzoo/{name}`"),
-        },
+        "source": source_metadata(name, spec),
         "tokenizer": {
             "vocab.txt": {
                 "sha256": sha256_of(folder / "vocab.txt"),

@@ -1,0 +1,515 @@
+"""The converter registry and the family-independent half of conversion.
+
+A family converter (one module per family: `kzoo/convert/bert.py`,
+`kzoo/convert/gpt2.py`, ...) subclasses `Converter`, says which Hugging
+Face `model_type`s it reads, and lists its weights as `WeightSpec`s: one
+Hugging Face tensor name and the kzoo variable(s) it fills. Everything
+else is shared and lives here:
+
+- import: match every spec against the checkpoint *before* reading any
+  tensor data (missing tensors, wrong shapes, unexpected backbone tensors
+  and untied copies are all reported together, naming each tensor), then
+  read, transform and assign one tensor at a time with a progress line;
+- export: the same specs run backwards to produce the Hugging Face
+  `state_dict`, so import and export cannot drift apart.
+
+Registering a family:
+
+```python
+from kzoo.convert.base import Converter, WeightSpec, register_converter
+
+@register_converter
+class GPT2Converter(Converter):
+    model_types = ("gpt2",)
+    family = "gpt2"
+    backbone_class = "GPT2Backbone"
+    base_model_prefix = "transformer"
+    architectures = {"GPT2Model": None, "GPT2LMHeadModel": "GPT2CausalLM"}
+    backbone_tensor_prefixes = ("wte.", "wpe.", "h.", "ln_f.")
+    ...
+```
+
+`converter_for_model_type("gpt2")` imports `kzoo.convert.gpt2` on first
+use, so a new family needs no edit outside its own module.
+"""
+
+import importlib
+import re
+import time
+
+import keras
+import numpy as np
+
+from kzoo.convert.errors import ConversionError
+from kzoo.convert.progress import Progress
+from kzoo.models.registry import get_class
+
+_CONVERTERS = {}  # model_type -> Converter instance
+_BY_FAMILY = {}   # kzoo family -> Converter instance
+_MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def register_converter(cls):
+    """Class decorator: make `cls` the converter for its `model_types`."""
+    instance = cls()
+    for model_type in cls.model_types:
+        _CONVERTERS[model_type] = instance
+    if cls.family:
+        _BY_FAMILY[cls.family] = instance
+    return cls
+
+
+def _import_family_module(name):
+    # `model_type` comes from a checkpoint's config.json: only a plain
+    # module name under kzoo.convert is ever imported from it.
+    if not isinstance(name, str) or not _MODULE_NAME.match(name):
+        return
+    try:
+        importlib.import_module(f"kzoo.convert.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"kzoo.convert.{name}":
+            raise
+
+
+def known_model_types():
+    """The `model_type`s kzoo converts (importing every family module)."""
+    import pkgutil
+    import kzoo.convert as package
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name not in ("api", "base", "checkpoint", "download",
+                               "errors", "hub", "progress", "safetensors"):
+            _import_family_module(module.name)
+    return sorted(_CONVERTERS)
+
+
+def converter_for_model_type(model_type):
+    if model_type not in _CONVERTERS:
+        _import_family_module(model_type)
+    if model_type not in _CONVERTERS:
+        raise ConversionError(
+            f"Unknown model_type {model_type!r} in config.json: kzoo "
+            f"converts {', '.join(known_model_types())}.")
+    return _CONVERTERS[model_type]
+
+
+def converter_for_model(model):
+    """The converter of a kzoo backbone or task (by the backbone's family)."""
+    backbone = getattr(model, "backbone", model)
+    family = getattr(backbone, "family", None)
+    if family not in _BY_FAMILY:
+        _import_family_module(family)
+    if family not in _BY_FAMILY:
+        raise ConversionError(
+            f"No Hugging Face exporter for {type(model).__name__} (family "
+            f"{family!r}).")
+    return _BY_FAMILY[family]
+
+
+class WeightSpec:
+    """One Hugging Face tensor <-> one or more kzoo variables.
+
+    Args:
+        hf_name: the tensor's name without the base-model prefix
+            (`"encoder.layer.0.attention.self.query.weight"`).
+        variables: the kzoo variable, or a list of them when one Hugging
+            Face tensor holds several (GPT-2's fused `c_attn`).
+        transpose: Hugging Face stores the transpose (torch `Linear`
+            weights are `(out, in)`, Keras `Dense` kernels `(in, out)`).
+        split_axis: with several variables, the axis (in kzoo's layout)
+            along which the Hugging Face tensor is their concatenation.
+        optional: None, or the reason why a checkpoint may lack this tensor
+            (the variable then keeps its initial value, and the report
+            says so).
+        alternatives: other names the same tensor goes by in older
+            checkpoints.
+        part: "backbone" (prefixed with the base-model prefix inside task
+            checkpoints) or "head".
+        export: False to leave it out of exported checkpoints (a tensor the
+            Hugging Face architecture does not have).
+        group: a label for the progress line (`"layer 3"`).
+    """
+
+    def __init__(self, hf_name, variables, transpose=False, split_axis=None,
+                 optional=None, alternatives=(), part="backbone", export=True,
+                 group=None):
+        self.hf_name = hf_name
+        self.variables = (list(variables) if isinstance(variables, (list, tuple))
+                          else [variables])
+        self.transpose = transpose
+        self.split_axis = split_axis
+        if len(self.variables) > 1 and split_axis is None:
+            raise ValueError(f"{hf_name}: several variables need split_axis.")
+        self.optional = optional
+        self.alternatives = tuple(alternatives)
+        self.part = part
+        self.export = export
+        self.group = group or part
+
+    def __repr__(self):
+        return f"WeightSpec({self.hf_name!r} -> {self.kzoo_names()})"
+
+    def kzoo_names(self):
+        return ", ".join(v.path for v in self.variables)
+
+    @property
+    def hf_shape(self):
+        shapes = [tuple(v.shape) for v in self.variables]
+        shape = list(shapes[0])
+        if len(shapes) > 1:
+            shape[self.split_axis] = sum(s[self.split_axis] for s in shapes)
+        return tuple(reversed(shape)) if self.transpose else tuple(shape)
+
+    def to_kzoo(self, array):
+        """The Hugging Face tensor -> one array per kzoo variable."""
+        if self.transpose:
+            array = array.T
+        if len(self.variables) == 1:
+            return [array]
+        sizes = [v.shape[self.split_axis] for v in self.variables]
+        return np.split(array, np.cumsum(sizes)[:-1], axis=self.split_axis)
+
+    def to_hf(self, arrays):
+        """kzoo variable values -> the Hugging Face tensor."""
+        array = (arrays[0] if len(arrays) == 1
+                 else np.concatenate(arrays, axis=self.split_axis))
+        return np.ascontiguousarray(array.T if self.transpose else array)
+
+
+def linear(prefix, dense, group, part="backbone", **kwargs):
+    """The two specs of a torch `Linear` <-> a Keras `Dense`."""
+    return [
+        WeightSpec(f"{prefix}.weight", dense.kernel, transpose=True,
+                   group=group, part=part, **kwargs),
+        WeightSpec(f"{prefix}.bias", dense.bias, group=group, part=part,
+                   **kwargs),
+    ]
+
+
+def layer_norm(prefix, norm, group, part="backbone", **kwargs):
+    """The two specs of a torch `LayerNorm` <-> a Keras `LayerNormalization`."""
+    return [
+        WeightSpec(f"{prefix}.weight", norm.gamma, group=group, part=part,
+                   alternatives=(f"{prefix}.gamma",), **kwargs),
+        WeightSpec(f"{prefix}.bias", norm.beta, group=group, part=part,
+                   alternatives=(f"{prefix}.beta",), **kwargs),
+    ]
+
+
+class ConversionReport:
+    """What a conversion did with every source tensor."""
+
+    def __init__(self, source, model_type, model_class):
+        self.source = str(source)
+        self.model_type = model_type
+        self.model_class = model_class
+        self.used = []               # source tensor names, in load order
+        self.skipped = {}            # source name -> why it needs no weight
+        self.unused = {}             # source name -> why this model ignores it
+        self.not_in_checkpoint = {}  # kzoo variable path -> why that is fine
+        self.notes = []
+        self.seconds = None
+
+    def summary(self):
+        parts = [f"{len(self.used)} tensors loaded"]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        if self.unused:
+            parts.append(f"{len(self.unused)} unused")
+        if self.not_in_checkpoint:
+            parts.append(f"{len(self.not_in_checkpoint)} kzoo weights kept "
+                         "at their initial values")
+        line = f"{self.model_class} from {self.source}: " + ", ".join(parts)
+        if self.seconds is not None:
+            line += f" ({self.seconds:.1f}s)"
+        return line
+
+    def details(self):
+        lines = [self.summary()]
+        for title, items in (("skipped", self.skipped),
+                             ("unused", self.unused),
+                             ("not in checkpoint", self.not_in_checkpoint)):
+            for name, reason in items.items():
+                lines.append(f"  {title}: {name}: {reason}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def to_json(self):
+        return {"source": self.source, "model_type": self.model_type,
+                "model_class": self.model_class, "used": len(self.used),
+                "skipped": self.skipped, "unused": self.unused,
+                "not_in_checkpoint": self.not_in_checkpoint,
+                "notes": self.notes}
+
+    def __repr__(self):
+        return self.details()
+
+
+class Converter:
+    """Base class of a family's Hugging Face converter. See module doc.
+
+    Class attributes:
+        model_types: Hugging Face `model_type` values this converter reads.
+        family: the kzoo family (`Backbone.family`), for export.
+        backbone_class: kzoo backbone class name.
+        base_model_prefix: Hugging Face's `base_model_prefix` (task
+            checkpoints store backbone tensors under `"<prefix>."`).
+        architectures: Hugging Face architecture -> kzoo task class name
+            (None: the backbone alone).
+        backbone_tensor_prefixes: canonical names starting with these
+            belong to the backbone; one left over means the config does not
+            describe the weights (an error, not a silent skip).
+        skipped_tensors: regex -> reason, for tensors that are not weights
+            (buffers such as `position_ids`).
+    """
+
+    model_types = ()
+    family = None
+    backbone_class = None
+    base_model_prefix = ""
+    architectures = {}
+    backbone_tensor_prefixes = ()
+    skipped_tensors = {}
+
+    # ------------------------------------------------------------------
+    # Family hooks (import)
+    # ------------------------------------------------------------------
+    def backbone_kwargs(self, hf_config):
+        """Hugging Face config -> kzoo backbone constructor arguments.
+        Raise `ConversionError` for any option kzoo cannot reproduce."""
+        raise NotImplementedError
+
+    def task_kwargs(self, task_name, hf_config, checkpoint=None):
+        """Constructor arguments of task `task_name` beyond the backbone."""
+        return {}
+
+    def backbone_specs(self, backbone, hf_config):
+        """`WeightSpec`s of the backbone's weights."""
+        raise NotImplementedError
+
+    def head_specs(self, task, task_name, hf_config):
+        """`WeightSpec`s of the task head's weights (part="head")."""
+        return []
+
+    def tied_tensors(self, task_name):
+        """Canonical tensor -> the canonical tensor it must equal, for the
+        tied copies a checkpoint may carry (verified, then skipped)."""
+        return {}
+
+    def detect_task(self, checkpoint):
+        """The kzoo task class name for a checkpoint (None: backbone)."""
+        for architecture in checkpoint.architectures:
+            if architecture in self.architectures:
+                return self.architectures[architecture]
+        return None
+
+    def task_names(self):
+        return sorted({t for t in self.architectures.values() if t})
+
+    def write_tokenizer(self, checkpoint, preset_dir, report):
+        """Write tokenizer assets into `preset_dir` and return the kzoo
+        tokenizer (None when the checkpoint has no tokenizer files)."""
+        return None
+
+    def preprocessor(self, task_name, tokenizer, hf_config, checkpoint=None):
+        """The preprocessor to save with a converted preset (or None)."""
+        return None
+
+    # ------------------------------------------------------------------
+    # Family hooks (export)
+    # ------------------------------------------------------------------
+    def hf_architecture(self, model):
+        """Hugging Face architecture name for a kzoo model."""
+        task_name = None if _is_backbone(model) else type(model).__name__
+        for architecture, name in self.architectures.items():
+            if name == task_name:
+                return architecture
+        raise ConversionError(
+            f"{type(model).__name__} has no Hugging Face counterpart; export "
+            "its backbone instead.")
+
+    def hf_config(self, model, architecture, tokenizer=None):
+        """The Hugging Face `config.json` for a kzoo model."""
+        raise NotImplementedError
+
+    def export_tokenizer(self, tokenizer, dest, hf_config):
+        """Write Hugging Face tokenizer files for `tokenizer` into dest."""
+
+    def export_extras(self, model, dest, hf_config):
+        """Any further files the Hugging Face layout needs."""
+
+    # ------------------------------------------------------------------
+    # Shared machinery
+    # ------------------------------------------------------------------
+    def canonical_name(self, name):
+        """Strip the base-model prefix: `bert.embeddings...` and
+        `embeddings...` are the same tensor."""
+        prefix = self.base_model_prefix + "." if self.base_model_prefix else ""
+        if prefix and name.startswith(prefix):
+            return name[len(prefix):]
+        return name
+
+    def skip_reason(self, canonical):
+        for pattern, reason in self.skipped_tensors.items():
+            if re.fullmatch(pattern, canonical):
+                return reason
+        return None
+
+    def is_backbone_tensor(self, canonical):
+        return canonical.startswith(tuple(self.backbone_tensor_prefixes))
+
+    def build(self, task_name, hf_config, checkpoint=None):
+        """An untrained kzoo model with the checkpoint's architecture."""
+        backbone_cls = get_class(self.backbone_class)
+        backbone = backbone_cls(**self.backbone_kwargs(hf_config))
+        if task_name is None:
+            return backbone
+        task_cls = get_class(task_name)
+        return task_cls(backbone=backbone, preprocessor=None,
+                        **self.task_kwargs(task_name, hf_config, checkpoint))
+
+    def weight_specs(self, model, hf_config):
+        backbone = getattr(model, "backbone", model)
+        specs = list(self.backbone_specs(backbone, hf_config))
+        if not _is_backbone(model):
+            specs += self.head_specs(model, type(model).__name__, hf_config)
+        return specs
+
+    def load_weights(self, model, checkpoint, verbose=True, report=None):
+        """Fill `model`'s variables from `checkpoint` (an `HFCheckpoint`).
+
+        Every spec is matched and shape-checked first; any problem raises
+        one `ConversionError` listing them all, before a value is assigned.
+        Returns a `ConversionReport`.
+        """
+        start = time.perf_counter()
+        task_name = None if _is_backbone(model) else type(model).__name__
+        report = report or ConversionReport(
+            checkpoint.tensors.description, checkpoint.model_type,
+            type(model).__name__)
+        plan = self._plan(model, task_name, checkpoint, report)
+        progress = Progress(len(plan), label="Converting",
+                            unit="tensors", verbose=verbose)
+        store = checkpoint.tensors
+        for spec, source_name in plan:
+            array = store.get(source_name)
+            for variable, value in zip(spec.variables, spec.to_kzoo(array)):
+                variable.assign(np.asarray(value, dtype=variable.dtype))
+            report.used.append(source_name)
+            progress.advance(1, note=spec.group)
+        progress.done()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _plan(self, model, task_name, checkpoint, report):
+        store = checkpoint.tensors
+        canonical = {}
+        for name in store.names():
+            key = self.canonical_name(name)
+            if key in canonical:
+                raise ConversionError(
+                    f"{store.description}: {canonical[key]!r} and {name!r} "
+                    "are the same tensor (with and without the "
+                    f"{self.base_model_prefix!r} prefix).")
+            canonical[key] = name
+
+        problems, plan, taken = [], [], set()
+        for spec in self.weight_specs(model, checkpoint.config):
+            found = next((n for n in (spec.hf_name,) + spec.alternatives
+                          if n in canonical), None)
+            if found is None:
+                if spec.optional:
+                    for variable in spec.variables:
+                        report.not_in_checkpoint[variable.path] = spec.optional
+                    continue
+                problems.append(
+                    f"missing tensor {spec.hf_name!r} (kzoo weight "
+                    f"{spec.kzoo_names()})")
+                continue
+            source_name = canonical[found]
+            shape = tuple(store.shape(source_name))
+            if shape != spec.hf_shape:
+                problems.append(
+                    f"tensor {source_name!r} has shape {shape}, but "
+                    f"config.json implies {spec.hf_shape} (kzoo weight "
+                    f"{spec.kzoo_names()})")
+            dtype = store.dtype(source_name)
+            if not _is_float_dtype(dtype):
+                problems.append(
+                    f"tensor {source_name!r} has dtype {dtype}; a weight "
+                    "must be floating point")
+            taken.add(found)
+            plan.append((spec, source_name))
+
+        tied = self.tied_tensors(task_name)
+        for key in canonical:
+            if key in taken:
+                continue
+            name = canonical[key]
+            reason = self.skip_reason(key)
+            if reason:
+                report.skipped[name] = reason
+            elif key in tied and tied[key] in taken:
+                problem = self._check_tied(store, name, canonical[tied[key]])
+                if problem:
+                    problems.append(problem)
+                else:
+                    report.skipped[name] = (
+                        f"tied: a copy of {canonical[tied[key]]!r}")
+            elif self.is_backbone_tensor(key):
+                problems.append(
+                    f"unexpected tensor {name!r}: config.json does not "
+                    "account for it (does the config disagree with the "
+                    "weights?)")
+            else:
+                report.unused[name] = (
+                    f"not part of {type(model).__name__}")
+        if problems:
+            shown = problems[:25]
+            more = (f"\n  ... and {len(problems) - 25} more"
+                    if len(problems) > 25 else "")
+            raise ConversionError(
+                f"Cannot load {store.description} into "
+                f"{type(model).__name__}: {len(problems)} problem(s):\n  - "
+                + "\n  - ".join(shown) + more)
+        return plan
+
+    @staticmethod
+    def _check_tied(store, name, target):
+        if tuple(store.shape(name)) != tuple(store.shape(target)):
+            return (f"tensor {name!r} has shape {store.shape(name)} but is "
+                    f"tied to {target!r} of shape {store.shape(target)}")
+        if not np.array_equal(store.get(name), store.get(target)):
+            return (f"tensor {name!r} differs from {target!r}; kzoo ties "
+                    "them (one shared weight), so an untied checkpoint "
+                    "cannot be represented")
+        return None
+
+    def export_tensors(self, model, hf_config):
+        """kzoo model -> `{hugging face name: numpy array}`."""
+        # Hugging Face task models keep the backbone under
+        # `base_model_prefix`; a bare base model has no prefix.
+        architecture = hf_config["architectures"][0]
+        base = self.architectures.get(architecture) is None
+        prefix = ("" if base or not self.base_model_prefix
+                  else self.base_model_prefix + ".")
+        tensors = {}
+        for spec in self.weight_specs(model, hf_config):
+            if not spec.export:
+                continue
+            values = [keras.ops.convert_to_numpy(v.value)
+                      for v in spec.variables]
+            name = (prefix + spec.hf_name if spec.part == "backbone"
+                    else spec.hf_name)
+            tensors[name] = spec.to_hf(values)
+        return tensors
+
+
+def _is_backbone(model):
+    from kzoo.models.backbone import Backbone
+    return isinstance(model, Backbone)
+
+
+def _is_float_dtype(dtype):
+    return str(dtype).upper() in ("F16", "BF16", "F32", "F64", "FLOAT16",
+                                  "BFLOAT16", "FLOAT32", "FLOAT64", "HALF",
+                                  "FLOAT", "DOUBLE")

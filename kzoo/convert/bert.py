@@ -1,0 +1,432 @@
+"""BERT <-> Hugging Face `transformers` (`BertModel`, `BertForMaskedLM`,
+`BertForPreTraining`, `BertForSequenceClassification`, and
+sentence-transformers folders built on `BertModel`).
+
+Every tensor is named below. Hugging Face `Linear` weights are `(out, in)`
+and Keras `Dense` kernels `(in, out)`, hence `transpose=True` on each
+`.weight` of a dense layer; embeddings and LayerNorm tensors map as they
+are.
+
+    HF (without the "bert." prefix)             kzoo
+    embeddings.word_embeddings.weight           token_embedding/embeddings
+    embeddings.position_embeddings.weight       position_embedding/embeddings
+    embeddings.token_type_embeddings.weight     segment_embedding/embeddings
+    embeddings.LayerNorm.{weight,bias}          embeddings_layer_norm/{gamma,beta}
+    encoder.layer.i.attention.self.{query,key,value}   transformer_layer_i/attention/{query,key,value}
+    encoder.layer.i.attention.output.dense      transformer_layer_i/attention/output
+    encoder.layer.i.attention.output.LayerNorm  transformer_layer_i/attention_layer_norm
+    encoder.layer.i.intermediate.dense          transformer_layer_i/intermediate_dense
+    encoder.layer.i.output.dense                transformer_layer_i/output_dense
+    encoder.layer.i.output.LayerNorm            transformer_layer_i/output_layer_norm
+    pooler.dense                                pooler
+    cls.predictions.transform.dense             mlm_head/transform
+    cls.predictions.transform.LayerNorm         mlm_head/layer_norm
+    cls.predictions.bias                        mlm_head/bias
+    cls.predictions.decoder.weight              (tied to the token embedding)
+    cls.seq_relationship                        nsp_head   (0 = IsNext, as HF)
+    classifier                                  classifier
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+from kzoo.convert.base import (
+    Converter, WeightSpec, layer_norm, linear, register_converter)
+from kzoo.convert.errors import ConversionError
+
+# Hugging Face activation names kzoo reproduces exactly. (HF's "gelu" is
+# the exact erf form; "gelu_new" / "gelu_pytorch_tanh" the tanh form.)
+_ACTIVATIONS = {
+    "gelu": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
+    "gelu_pytorch_tanh": "gelu_pytorch_tanh", "relu": "relu",
+    "silu": "silu", "swish": "swish", "tanh": "tanh",
+}
+_EXPORT_ACTIVATIONS = {"gelu_exact": "gelu", "gelu_tanh": "gelu_pytorch_tanh"}
+
+# Hugging Face BertConfig defaults, for configs that leave a field out.
+_HF_DEFAULTS = {
+    "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+    "num_attention_heads": 12, "intermediate_size": 3072,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1, "max_position_embeddings": 512,
+    "type_vocab_size": 2, "initializer_range": 0.02,
+    "layer_norm_eps": 1e-12, "position_embedding_type": "absolute",
+}
+
+# Architectures whose BertModel is built with add_pooling_layer=False.
+_NO_POOLER = ("BertForMaskedLM", "BertLMHeadModel",
+              "BertForTokenClassification", "BertForQuestionAnswering")
+
+_SPECIAL_TOKENS = {"unk_token": "[UNK]", "sep_token": "[SEP]",
+                   "pad_token": "[PAD]", "cls_token": "[CLS]",
+                   "mask_token": "[MASK]"}
+
+
+def _get(config, key):
+    return config.get(key, _HF_DEFAULTS.get(key))
+
+
+@register_converter
+class BertConverter(Converter):
+    model_types = ("bert",)
+    family = "bert"
+    backbone_class = "BertBackbone"
+    base_model_prefix = "bert"
+    architectures = {
+        "BertModel": None,
+        "BertForMaskedLM": "BertMaskedLM",
+        "BertForPreTraining": "BertPretrainer",
+        "BertForSequenceClassification": "BertTextClassifier",
+    }
+    backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
+    skipped_tensors = {
+        r"embeddings\.position_ids": "a buffer (0..max_len-1), not a weight",
+        r"embeddings\.token_type_ids": "a buffer (zeros), not a weight",
+    }
+
+    # ------------------------------------------------------------------
+    # Import
+    # ------------------------------------------------------------------
+    def backbone_kwargs(self, config):
+        if _get(config, "position_embedding_type") != "absolute":
+            raise ConversionError(
+                "position_embedding_type="
+                f"{config['position_embedding_type']!r}: kzoo's BERT has "
+                "absolute position embeddings only.")
+        if config.get("is_decoder") or config.get("add_cross_attention"):
+            raise ConversionError(
+                "is_decoder / add_cross_attention: this is a BERT decoder "
+                "(causal or cross-attending); kzoo's BertBackbone is the "
+                "bidirectional encoder.")
+        act = _get(config, "hidden_act")
+        if act not in _ACTIVATIONS:
+            raise ConversionError(
+                f"hidden_act={act!r} has no exact kzoo equivalent (known: "
+                f"{', '.join(sorted(_ACTIVATIONS))}).")
+        hidden, heads = _get(config, "hidden_size"), _get(
+            config, "num_attention_heads")
+        if hidden % heads:
+            raise ConversionError(
+                f"hidden_size {hidden} is not divisible by "
+                f"num_attention_heads {heads}.")
+        return {
+            "vocabulary_size": int(_get(config, "vocab_size")),
+            "num_layers": int(_get(config, "num_hidden_layers")),
+            "num_heads": int(heads),
+            "hidden_dim": int(hidden),
+            "intermediate_dim": int(_get(config, "intermediate_size")),
+            "dropout": float(_get(config, "hidden_dropout_prob")),
+            "attention_dropout": float(
+                _get(config, "attention_probs_dropout_prob")),
+            "max_sequence_length": int(_get(config, "max_position_embeddings")),
+            "num_segments": int(_get(config, "type_vocab_size")),
+            "activation": _ACTIVATIONS[act],
+            "layer_norm_epsilon": float(_get(config, "layer_norm_eps")),
+            "initializer_range": float(_get(config, "initializer_range")),
+        }
+
+    def task_kwargs(self, task_name, config, checkpoint=None):
+        if task_name == "BertTextClassifier":
+            labels = config.get("id2label")
+            num_classes = (len(labels) if labels
+                           else int(config.get("num_labels", 2)))
+            dropout = config.get("classifier_dropout")
+            return {"num_classes": num_classes,
+                    "dropout": None if dropout is None else float(dropout)}
+        if task_name == "BertTextEmbedder":
+            return self._sentence_transformers(checkpoint) or {}
+        return {}
+
+    def detect_task(self, checkpoint):
+        task = super().detect_task(checkpoint)
+        if task is None and self._sentence_transformers(checkpoint):
+            return "BertTextEmbedder"
+        if task is None and not checkpoint.architectures:
+            names = {self.canonical_name(n) for n in checkpoint.tensors.names()}
+            has_mlm = "cls.predictions.transform.dense.weight" in names
+            if has_mlm and "cls.seq_relationship.weight" in names:
+                return "BertPretrainer"
+            if has_mlm:
+                return "BertMaskedLM"
+        return task
+
+    def task_names(self):
+        return sorted(super().task_names() + ["BertTextEmbedder"])
+
+    @staticmethod
+    def _sentence_transformers(checkpoint):
+        """Pooling arguments of a sentence-transformers folder whose modules
+        are exactly Transformer -> Pooling (-> Normalize); else None."""
+        if checkpoint is None:
+            return None
+        modules = checkpoint.json("modules.json")
+        if not isinstance(modules, list):
+            return None
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"],
+                         ["Transformer", "Pooling", "Normalize"]):
+            return None
+        path = str(modules[1].get("path", ""))
+        if not path or ".." in path or path.startswith(("/", "\\")):
+            return None
+        pooling = checkpoint.json(f"{path}/config.json") or {}
+        modes = [mode for key, mode in (
+            ("pooling_mode_mean_tokens", "mean"),
+            ("pooling_mode_cls_token", "cls"),
+            ("pooling_mode_max_tokens", "max"),
+            ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt"),
+            ("pooling_mode_weightedmean_tokens", "weightedmean"),
+            ("pooling_mode_lasttoken", "lasttoken")) if pooling.get(key)]
+        if len(modes) != 1 or modes[0] not in ("mean", "cls", "max"):
+            return None
+        return {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
+
+    def backbone_specs(self, backbone, config):
+        specs = [
+            WeightSpec("embeddings.word_embeddings.weight",
+                       backbone.get_layer("token_embedding").embeddings,
+                       group="embeddings"),
+            WeightSpec("embeddings.position_embeddings.weight",
+                       backbone.get_layer("position_embedding").embeddings,
+                       group="embeddings"),
+            WeightSpec("embeddings.token_type_embeddings.weight",
+                       backbone.get_layer("segment_embedding").embeddings,
+                       group="embeddings"),
+            *layer_norm("embeddings.LayerNorm",
+                        backbone.get_layer("embeddings_layer_norm"),
+                        group="embeddings"),
+        ]
+        for i in range(backbone.num_layers):
+            block = backbone.get_layer(f"transformer_layer_{i}")
+            hf, group = f"encoder.layer.{i}", f"layer {i}"
+            attention = block.attention
+            specs += [
+                *linear(f"{hf}.attention.self.query", attention.query_dense,
+                        group),
+                *linear(f"{hf}.attention.self.key", attention.key_dense,
+                        group),
+                *linear(f"{hf}.attention.self.value", attention.value_dense,
+                        group),
+                *linear(f"{hf}.attention.output.dense",
+                        attention.output_dense, group),
+                *layer_norm(f"{hf}.attention.output.LayerNorm",
+                            block.attention_layer_norm, group),
+                *linear(f"{hf}.intermediate.dense", block.intermediate_dense,
+                        group),
+                *linear(f"{hf}.output.dense", block.output_dense, group),
+                *layer_norm(f"{hf}.output.LayerNorm", block.output_layer_norm,
+                            group),
+            ]
+        no_pooler = any(a in _NO_POOLER
+                        for a in config.get("architectures") or [])
+        specs += linear(
+            "pooler.dense", backbone.get_layer("pooler"), "pooler",
+            optional=("the checkpoint's architecture has no pooler; "
+                      "pooled_output is untrained") if no_pooler else None,
+            export=not no_pooler)
+        return specs
+
+    def head_specs(self, task, task_name, config):
+        specs = []
+        if task_name in ("BertMaskedLM", "BertPretrainer"):
+            head = task.mlm_head
+            specs += [
+                *linear("cls.predictions.transform.dense", head.transform,
+                        "mlm head", part="head"),
+                *layer_norm("cls.predictions.transform.LayerNorm",
+                            head.layer_norm, "mlm head", part="head"),
+                WeightSpec("cls.predictions.bias", head.bias, part="head",
+                           alternatives=("cls.predictions.decoder.bias",),
+                           group="mlm head"),
+            ]
+        if task_name == "BertPretrainer":
+            specs += linear("cls.seq_relationship", task.nsp_head,
+                            "nsp head", part="head")
+        if task_name == "BertTextClassifier":
+            specs += linear("classifier", task.get_layer("classifier"),
+                            "classifier", part="head")
+        return specs
+
+    def tied_tensors(self, task_name):
+        if task_name in ("BertMaskedLM", "BertPretrainer"):
+            return {"cls.predictions.decoder.weight":
+                    "embeddings.word_embeddings.weight",
+                    "cls.predictions.decoder.bias": "cls.predictions.bias"}
+        return {}
+
+    # ------------------------------------------------------------------
+    # Tokenizer
+    # ------------------------------------------------------------------
+    def write_tokenizer(self, checkpoint, preset_dir, report):
+        from kzoo.models.bert.tokenizer import BertTokenizer
+        vocab_path = Path(preset_dir) / "vocab.txt"
+        if checkpoint.has("vocab.txt"):
+            shutil.copyfile(checkpoint.file("vocab.txt"), vocab_path)
+            source = "vocab.txt"
+        else:
+            tokens = _wordpiece_vocab_from_tokenizer_json(checkpoint)
+            if tokens is None:
+                report.notes.append(
+                    "no vocab.txt or WordPiece tokenizer.json: the preset "
+                    "has no tokenizer")
+                return None
+            vocab_path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+            source = "tokenizer.json"
+        lowercase, why = _lowercase_setting(checkpoint)
+        report.notes.append(f"tokenizer: vocabulary from {source}, "
+                            f"lowercase={lowercase} ({why})")
+        try:
+            tokenizer = BertTokenizer(str(vocab_path), lowercase=lowercase)
+        except ValueError as e:
+            raise ConversionError(f"{checkpoint.path}: {e}") from None
+        size = _get(checkpoint.config, "vocab_size")
+        if tokenizer.vocabulary_size > size:
+            raise ConversionError(
+                f"{checkpoint.path}: the tokenizer has "
+                f"{tokenizer.vocabulary_size} tokens but vocab_size is "
+                f"{size}: the config disagrees with the tokenizer.")
+        return tokenizer
+
+    def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
+        if tokenizer is None:
+            return None
+        from kzoo.models.bert.preprocessor import BertPreprocessor
+        limits = [int(_get(config, "max_position_embeddings")), 512]
+        if checkpoint is not None:
+            st_config = checkpoint.json("sentence_bert_config.json") or {}
+            if st_config.get("max_seq_length"):
+                limits.append(int(st_config["max_seq_length"]))
+        return BertPreprocessor(tokenizer, sequence_length=min(limits))
+
+    # ------------------------------------------------------------------
+    # Export
+    # ------------------------------------------------------------------
+    def hf_architecture(self, model):
+        if type(model).__name__ == "BertTextEmbedder":
+            return "BertModel"
+        return super().hf_architecture(model)
+
+    def hf_config(self, model, architecture, tokenizer=None):
+        backbone = getattr(model, "backbone", model)
+        activation = _EXPORT_ACTIVATIONS.get(backbone.activation,
+                                             backbone.activation)
+        config = {
+            "architectures": [architecture],
+            "model_type": "bert",
+            "vocab_size": backbone.vocabulary_size,
+            "hidden_size": backbone.hidden_dim,
+            "num_hidden_layers": backbone.num_layers,
+            "num_attention_heads": backbone.num_heads,
+            "intermediate_size": backbone.intermediate_dim,
+            "hidden_act": activation,
+            "hidden_dropout_prob": backbone.dropout,
+            "attention_probs_dropout_prob": backbone.attention_dropout,
+            "max_position_embeddings": backbone.max_sequence_length,
+            "type_vocab_size": backbone.num_segments,
+            "initializer_range": backbone.initializer_range,
+            "layer_norm_eps": backbone.layer_norm_epsilon,
+            "position_embedding_type": "absolute",
+            "pad_token_id": (tokenizer.pad_token_id if tokenizer is not None
+                             else 0),
+            "tie_word_embeddings": True,
+            "dtype": "float32",
+        }
+        if architecture == "BertForSequenceClassification":
+            n = model.num_classes
+            config["id2label"] = {str(i): f"LABEL_{i}" for i in range(n)}
+            config["label2id"] = {f"LABEL_{i}": i for i in range(n)}
+            config["classifier_dropout"] = (
+                None if model.dropout == backbone.dropout else model.dropout)
+        return config
+
+    def export_tokenizer(self, tokenizer, dest, config):
+        dest = Path(dest)
+        shutil.copyfile(tokenizer.vocabulary, dest / "vocab.txt")
+        tokenizer_config = {
+            "tokenizer_class": "BertTokenizer",
+            "do_lower_case": tokenizer.lowercase,
+            "strip_accents": None,  # follows do_lower_case, as in kzoo
+            "tokenize_chinese_chars": True,
+            "model_max_length": config["max_position_embeddings"],
+            **_SPECIAL_TOKENS,
+        }
+        (dest / "tokenizer_config.json").write_text(
+            json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
+        (dest / "special_tokens_map.json").write_text(
+            json.dumps(_SPECIAL_TOKENS, indent=2) + "\n", encoding="utf-8")
+
+    def export_extras(self, model, dest, config):
+        if type(model).__name__ != "BertTextEmbedder":
+            return
+        # A sentence-transformers folder: Transformer -> Pooling (-> Normalize).
+        dest = Path(dest)
+        modules = [
+            {"idx": 0, "name": "0", "path": "",
+             "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling",
+             "type": "sentence_transformers.models.Pooling"},
+        ]
+        if model.normalize:
+            modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
+                            "type": "sentence_transformers.models.Normalize"})
+            (dest / "2_Normalize").mkdir(exist_ok=True)
+        (dest / "1_Pooling").mkdir(exist_ok=True)
+        pooling = {
+            "word_embedding_dimension": model.backbone.hidden_dim,
+            "pooling_mode_cls_token": model.pooling == "cls",
+            "pooling_mode_mean_tokens": model.pooling == "mean",
+            "pooling_mode_max_tokens": model.pooling == "max",
+            "pooling_mode_mean_sqrt_len_tokens": False,
+        }
+        sequence_length = config["max_position_embeddings"]
+        if model.preprocessor is not None:
+            sequence_length = model.preprocessor.sequence_length
+        for path, data in (
+                ("modules.json", modules),
+                ("1_Pooling/config.json", pooling),
+                ("sentence_bert_config.json",
+                 {"max_seq_length": sequence_length, "do_lower_case": False})):
+            (dest / path).write_text(json.dumps(data, indent=2) + "\n",
+                                     encoding="utf-8")
+
+
+def _wordpiece_vocab_from_tokenizer_json(checkpoint):
+    data = checkpoint.json("tokenizer.json")
+    model = (data or {}).get("model") or {}
+    if model.get("type") != "WordPiece" or not isinstance(
+            model.get("vocab"), dict):
+        return None
+    by_id = {}
+    for token, index in model["vocab"].items():
+        by_id[int(index)] = token
+    if sorted(by_id) != list(range(len(by_id))):
+        raise ConversionError(
+            f"{checkpoint.path / 'tokenizer.json'}: WordPiece ids are not "
+            f"0..{len(by_id) - 1} without gaps.")
+    return [by_id[i] for i in range(len(by_id))]
+
+
+def _find_bert_normalizer(normalizer):
+    if not isinstance(normalizer, dict):
+        return None
+    if normalizer.get("type") == "BertNormalizer":
+        return normalizer
+    for inner in normalizer.get("normalizers") or []:
+        found = _find_bert_normalizer(inner)
+        if found:
+            return found
+    return None
+
+
+def _lowercase_setting(checkpoint):
+    """(lowercase, where that came from). Hugging Face's BertTokenizer lets
+    `do_lower_case` in tokenizer_config.json override tokenizer.json."""
+    config = checkpoint.json("tokenizer_config.json") or {}
+    if "do_lower_case" in config:
+        return bool(config["do_lower_case"]), "tokenizer_config.json"
+    normalizer = _find_bert_normalizer(
+        (checkpoint.json("tokenizer.json") or {}).get("normalizer"))
+    if normalizer is not None and "lowercase" in normalizer:
+        return bool(normalizer["lowercase"]), "tokenizer.json normalizer"
+    return True, "not stated; BertTokenizer's default"
