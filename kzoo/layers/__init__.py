@@ -3,7 +3,8 @@
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.embeddings import PositionEmbedding, TokenEmbedding
-from kzoo.layers.heads import MaskedLMHead
+from kzoo.layers.heads import MaskedLMHead, TiedLMHead
+from kzoo.layers.masks import CausalPaddingMask, causal_mask
 from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
@@ -12,5 +13,8 @@ __all__ = [
     "PositionEmbedding",
     "TokenEmbedding",
     "MaskedLMHead",
+    "TiedLMHead",
+    "CausalPaddingMask",
+    "causal_mask",
     "TransformerBlock",
 ]

@@ -66,3 +66,31 @@ class MaskedLMHead(keras.layers.Layer):
                 self.kernel_initializer),
         })
         return config
+
+
+class TiedLMHead(keras.layers.Layer):
+    """Language-model logits through the (tied) token embedding:
+    `hidden @ embeddings^T`, no bias (GPT-2's `lm_head`).
+
+    The embedding is referenced, not tracked: its matrix belongs to the
+    backbone, so a task's weights file does not store it twice.
+    """
+
+    def __init__(self, token_embedding, **kwargs):
+        super().__init__(**kwargs)
+        # Bypass Keras attribute tracking (see the class docstring).
+        self.__dict__["_token_embedding"] = token_embedding
+
+    @property
+    def token_embedding(self):
+        return self.__dict__["_token_embedding"]
+
+    def build(self, input_shape=None):
+        self.built = True
+
+    def call(self, hidden_states):
+        # (batch, seq, hidden) -> (batch, seq, vocab)
+        return self.token_embedding.logits(hidden_states)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.token_embedding.input_dim,)

@@ -1,0 +1,233 @@
+"""Samplers: how the next token is chosen from the model's logits.
+
+A token sampler maps `logits (batch, vocab)` (and, if it is random,
+uniform noise of the same shape) to token ids `(batch,)`. Randomness enters
+as noise drawn by the generation loop from an explicit seed, so a sampler
+is a pure function (keras.ops only) that compiles on every backend and
+repeats itself exactly for the same seed. Random choices use the Gumbel-max
+trick: `argmax(logits + Gumbel noise)` is a draw from `softmax(logits)`.
+
+`BeamSampler` is different: beam search keeps several hypotheses per
+prompt, so it has its own loop (`kzoo.generation.loop.beam_search_loop`);
+the object only carries its settings.
+
+Samplers by name (`get_sampler`): "greedy", "random", "top_k", "top_p",
+"beam".
+"""
+
+from keras import ops
+
+_NEG_INF = -1e9
+
+
+def gumbel_noise(uniform):
+    """Standard Gumbel noise from uniform(0, 1) noise."""
+    tiny = 1e-20
+    uniform = ops.clip(uniform, tiny, 1.0 - 1e-7)
+    return -ops.log(-ops.log(uniform))
+
+
+class Sampler:
+    """Base class. Subclasses set `name`, `needs_noise`, implement
+    `__call__(logits, noise)` and list their arguments in `get_config`."""
+
+    name = None
+    needs_noise = False
+    is_beam = False
+
+    def __call__(self, logits, noise=None):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    def cache_key(self):
+        """Hashable: equal keys share one compiled generate function."""
+        return (type(self).__name__,) + tuple(sorted(self.get_config().items()))
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _check_temperature(temperature):
+    temperature = float(temperature)
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}.")
+    return temperature
+
+
+class GreedySampler(Sampler):
+    """The most likely token, every step (deterministic)."""
+
+    name = "greedy"
+
+    def __call__(self, logits, noise=None):
+        return ops.cast(ops.argmax(logits, axis=-1), "int32")
+
+
+class RandomSampler(Sampler):
+    """A draw from `softmax(logits / temperature)` over the whole
+    vocabulary."""
+
+    name = "random"
+    needs_noise = True
+
+    def __init__(self, temperature=1.0):
+        self.temperature = _check_temperature(temperature)
+
+    def __call__(self, logits, noise=None):
+        scores = logits / self.temperature + gumbel_noise(noise)
+        return ops.cast(ops.argmax(scores, axis=-1), "int32")
+
+    def get_config(self):
+        return {"temperature": self.temperature}
+
+
+class TopKSampler(Sampler):
+    """A draw among the `k` most likely tokens only (Fan et al., 2018),
+    from `softmax(logits / temperature)` renormalised over them."""
+
+    name = "top_k"
+    needs_noise = True
+
+    def __init__(self, k=5, temperature=1.0):
+        if int(k) < 1:
+            raise ValueError(f"top_k needs k >= 1, got {k}.")
+        self.k = int(k)
+        self.temperature = _check_temperature(temperature)
+
+    def __call__(self, logits, noise=None):
+        k = min(self.k, logits.shape[-1])
+        values, indices = ops.top_k(logits, k=k)  # (batch, k), sorted
+        scores = values / self.temperature + gumbel_noise(noise[:, :k])
+        choice = ops.argmax(scores, axis=-1)
+        chosen = ops.take_along_axis(
+            indices, ops.expand_dims(ops.cast(choice, "int32"), -1), axis=-1)
+        return ops.cast(ops.squeeze(chosen, -1), "int32")
+
+    def get_config(self):
+        return {"k": self.k, "temperature": self.temperature}
+
+
+class TopPSampler(Sampler):
+    """Nucleus sampling (Holtzman et al., 2019): a draw among the smallest
+    set of most likely tokens whose probability reaches `p`, after
+    `temperature`.
+
+    Args:
+        p: the nucleus' probability mass, in (0, 1].
+        temperature: logits are divided by it first.
+        k: optionally look only at the `k` most likely tokens (sorting the
+            whole vocabulary every step is the expensive part); `None`
+            sorts all of it, which is exact.
+    """
+
+    name = "top_p"
+    needs_noise = True
+
+    def __init__(self, p=0.9, temperature=1.0, k=None):
+        if not 0.0 < float(p) <= 1.0:
+            raise ValueError(f"top_p needs 0 < p <= 1, got {p}.")
+        self.p = float(p)
+        self.temperature = _check_temperature(temperature)
+        self.k = None if k is None else int(k)
+
+    def __call__(self, logits, noise=None):
+        vocabulary_size = logits.shape[-1]
+        k = vocabulary_size if self.k is None else min(self.k, vocabulary_size)
+        values, indices = ops.top_k(logits / self.temperature, k=k)
+        probabilities = ops.softmax(values, axis=-1)
+        # A token is in the nucleus when the mass strictly before it is < p;
+        # the most likely token always is.
+        mass_before = ops.cumsum(probabilities, axis=-1) - probabilities
+        in_nucleus = ops.less(mass_before, self.p)
+        scores = ops.where(in_nucleus, values, _NEG_INF)
+        scores = scores + gumbel_noise(noise[:, :k])
+        choice = ops.argmax(scores, axis=-1)
+        chosen = ops.take_along_axis(
+            indices, ops.expand_dims(ops.cast(choice, "int32"), -1), axis=-1)
+        return ops.cast(ops.squeeze(chosen, -1), "int32")
+
+    def get_config(self):
+        return {"p": self.p, "temperature": self.temperature, "k": self.k}
+
+
+class BeamSampler(Sampler):
+    """Beam search: keep the `num_beams` best partial sequences by summed
+    log-probability; return the best finished one.
+
+    The bookkeeping follows Hugging Face `transformers` (its vectorised beam
+    search of 2025): each step looks at the `2 * num_beams` best
+    continuations, so `num_beams` stay alive when some hit a stop token;
+    finished hypotheses score `sum log p / generated_length **
+    length_penalty`.
+
+    Args:
+        num_beams: beams per prompt.
+        length_penalty: exponent of the length normalisation; > 0 favours
+            longer sequences, < 0 shorter ones.
+        early_stopping: `False` (stop when no running beam can beat the
+            finished ones, judged at the current length), `True` (stop once
+            `num_beams` hypotheses finished) or `"never"` (judge at the
+            longest possible length).
+        return_all_beams: return every beam (best first) and their scores
+            instead of the best sequence only.
+    """
+
+    name = "beam"
+    is_beam = True
+
+    def __init__(self, num_beams=4, length_penalty=1.0, early_stopping=False,
+                 return_all_beams=False):
+        if int(num_beams) < 1:
+            raise ValueError(f"beam search needs num_beams >= 1, got "
+                             f"{num_beams}.")
+        if early_stopping not in (True, False, "never"):
+            raise ValueError(
+                "early_stopping must be True, False or 'never', got "
+                f"{early_stopping!r}.")
+        self.num_beams = int(num_beams)
+        self.length_penalty = float(length_penalty)
+        self.early_stopping = early_stopping
+        self.return_all_beams = bool(return_all_beams)
+
+    def get_config(self):
+        return {"num_beams": self.num_beams,
+                "length_penalty": self.length_penalty,
+                "early_stopping": self.early_stopping,
+                "return_all_beams": self.return_all_beams}
+
+
+SAMPLERS = {
+    "greedy": GreedySampler,
+    "random": RandomSampler,
+    "top_k": TopKSampler,
+    "top_p": TopPSampler,
+    "beam": BeamSampler,
+}
+
+
+def get_sampler(sampler):
+    """A sampler from a name ("top_k"), a `{"name": ..., **args}` dict, or
+    a `Sampler` (returned as is)."""
+    if isinstance(sampler, Sampler):
+        return sampler
+    if isinstance(sampler, str):
+        name, kwargs = sampler, {}
+    elif isinstance(sampler, dict) and "name" in sampler:
+        kwargs = dict(sampler)
+        name = kwargs.pop("name")
+    else:
+        raise ValueError(
+            f"sampler must be a name ({', '.join(SAMPLERS)}), a dict with a "
+            f"'name', or a kzoo.generation.Sampler; got {sampler!r}.")
+    if name not in SAMPLERS:
+        import difflib
+        close = difflib.get_close_matches(str(name), SAMPLERS, n=2)
+        hint = f" Did you mean {' or '.join(map(repr, close))}?" if close \
+            else ""
+        raise ValueError(
+            f"Unknown sampler {name!r}.{hint} Known samplers: "
+            f"{', '.join(SAMPLERS)}.")
+    return SAMPLERS[name](**kwargs)

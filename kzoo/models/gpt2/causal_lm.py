@@ -1,0 +1,137 @@
+"""GPT-2 with its language-model head: training on raw text, and generate."""
+
+import keras
+from keras import ops
+
+from kzoo import generation
+from kzoo.layers import TiedLMHead
+from kzoo.models.gpt2.backbone import GPT2Backbone
+from kzoo.models.gpt2.preprocessor import GPT2CausalLMPreprocessor
+from kzoo.models.registry import register
+from kzoo.models.task import Task
+from kzoo.training import default_optimizer
+
+
+def gpt2_task_inputs(backbone):
+    inputs = {name: keras.Input((None,), dtype="int32", name=name)
+              for name in backbone.input_names}
+    return inputs
+
+
+@register
+class GPT2CausalLM(Task):
+    """Next-token prediction with GPT-2; logits through the tied token
+    embedding (no extra weights).
+
+    `fit` takes raw strings (the preprocessor shifts labels and masks
+    padding out of the loss); `generate` continues prompts.
+
+    Example:
+    ```python
+    lm = kzoo.GPT2CausalLM.from_preset("gpt2")
+    lm.generate("The meaning of life is", max_length=40)
+    lm.generate(["Once upon", "It was a dark"], max_length=40,
+                sampler=kzoo.generation.TopPSampler(p=0.9), seed=0)
+    lm.fit(["Some text to adapt to.", "More text."], epochs=1)
+    ```
+    """
+
+    backbone_cls = GPT2Backbone
+    preprocessor_cls = GPT2CausalLMPreprocessor
+
+    def __init__(self, backbone, preprocessor=None, **kwargs):
+        # === Layers ===
+        lm_head = TiedLMHead(backbone.token_embedding,
+                             dtype=backbone.dtype_policy, name="lm_head")
+        # === Functional model ===
+        inputs = gpt2_task_inputs(backbone)
+        logits = lm_head(backbone(inputs))  # (batch, seq, vocab)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        self.lm_head = lm_head
+
+    def default_compile_args(self):
+        return {
+            "optimizer": default_optimizer(learning_rate=5e-5),
+            "loss": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True),
+            "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(
+                name="accuracy")],
+        }
+
+    # ------------------------------------------------------------------
+    # Generation
+    # ------------------------------------------------------------------
+    def generate(self, prompts, max_length=None, sampler="greedy", *,
+                 max_new_tokens=None, stop_token_ids="auto",
+                 strip_prompt=False, seed=None, use_cache=True):
+        """Continue `prompts`.
+
+        Args:
+            prompts: a string or list of strings (needs a preprocessor), or
+                token ids: a list of ints, a list of such lists (prompts of
+                different lengths are fine), or a dict with `token_ids` and
+                `padding_mask` (right-padded).
+            max_length: total length of each output, prompt included.
+                Defaults to the preprocessor's `sequence_length` when
+                `max_new_tokens` is not given.
+            sampler: "greedy", "random", "top_k", "top_p", "beam", a
+                `{"name": ..., **args}` dict, or a `kzoo.generation`
+                sampler instance (`TopKSampler(k=10, temperature=0.7)`).
+            max_new_tokens: stop each prompt after this many new tokens.
+            stop_token_ids: a row stops after producing one of these;
+                "auto" is `<|endoftext|>`, None never stops early.
+            strip_prompt: return only the new part.
+            seed: an int makes random samplers reproducible.
+            use_cache: decode with the key/value cache (one position per
+                step); False reruns the whole sequence every step.
+
+        Returns:
+            The same kind as `prompts`: strings for text, lists of ids for
+            ids (each ends at its stop token, which is kept), a dict of
+            right-padded `token_ids`/`padding_mask` for a dict. With
+            `BeamSampler(return_all_beams=True)`: a dict with `sequences`
+            (per prompt, every beam, best first) and `scores` (batch,
+            beams).
+
+        The loop is compiled on first use (`jax.jit`, XLA `tf.function`; on
+        torch a cached eager loop) and reused for the same settings and
+        shapes: the batch size and `max_length` fix the shape.
+        """
+        tokenizer = getattr(self.preprocessor, "tokenizer", None)
+        end_token_id = getattr(tokenizer, "end_token_id", None)
+        default_max_length = getattr(self.preprocessor, "sequence_length",
+                                     None)
+        return generation.generate(
+            self, prompts, max_length=max_length, sampler=sampler,
+            max_new_tokens=max_new_tokens, stop_token_ids=stop_token_ids,
+            strip_prompt=strip_prompt, seed=seed, use_cache=use_cache,
+            preprocessor=self.preprocessor,
+            vocabulary_size=self.backbone.vocabulary_size,
+            position_limit=self.backbone.max_sequence_length,
+            pad_token_id=0 if end_token_id is None else end_token_id,
+            default_stop_token_ids=() if end_token_id is None
+            else (end_token_id,),
+            default_max_length=default_max_length)
+
+    # The decoder protocol of kzoo.generation.loop -----------------------
+    def generation_cache(self, batch_size, max_length):
+        return self.backbone.init_cache(batch_size, max_length)
+
+    def generation_prefill(self, token_ids, cache):
+        _, cache = self.backbone.call_with_cache(token_ids, cache, 0)
+        return cache
+
+    def generation_step(self, token_ids, cache, index):
+        hidden, cache = self.backbone.call_with_cache(token_ids, cache, index)
+        logits = self.lm_head(hidden[:, -1, :])  # (batch, vocab)
+        return logits, cache
+
+    def generation_logits(self, token_ids, index):
+        hidden = self.backbone(
+            {"token_ids": token_ids,
+             "padding_mask": ops.ones_like(token_ids)}, training=False)
+        batch = ops.shape(token_ids)[0]
+        hidden_at = ops.slice(hidden, [0, index, 0],
+                              [batch, 1, ops.shape(hidden)[-1]])
+        return self.lm_head(ops.squeeze(hidden_at, 1))

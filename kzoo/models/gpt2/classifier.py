@@ -1,0 +1,90 @@
+"""GPT-2 for text (and text-pair) classification, the GPT recipe."""
+
+import keras
+from keras import ops
+
+from kzoo.models.gpt2.backbone import GPT2Backbone, gpt2_kernel_initializer
+from kzoo.models.gpt2.causal_lm import gpt2_task_inputs
+from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
+from kzoo.models.registry import register
+from kzoo.models.task import Task
+from kzoo.training import default_optimizer
+
+
+class LastTokenPooling(keras.layers.Layer):
+    """`(batch, seq, hidden)`, `padding_mask (batch, seq)` -> the hidden
+    state of each row's last real token, `(batch, hidden)`.
+
+    Padding must be on the right (as kzoo's preprocessors pad). A causal
+    decoder's last token is the only one that has read the whole text,
+    which is why GPT classifies from it rather than from the first.
+    """
+
+    def call(self, hidden_states, padding_mask):
+        lengths = ops.sum(ops.cast(padding_mask, "int32"), axis=1)
+        last = ops.maximum(lengths - 1, 0)  # (batch,)
+        index = ops.reshape(last, (-1, 1, 1))
+        return ops.squeeze(
+            ops.take_along_axis(hidden_states, index, axis=1), 1)
+
+    def compute_output_shape(self, hidden_shape, mask_shape=None):
+        return (hidden_shape[0], hidden_shape[-1])
+
+
+@register
+class GPT2Classifier(Task):
+    """last real token's hidden state -> dropout -> dense(num_classes).
+
+    Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
+    pairs, which the preprocessor joins with a delimiter token.
+
+    Args:
+        backbone: a `GPT2Backbone`.
+        num_classes: number of labels.
+        preprocessor: a `GPT2Preprocessor`, or None to feed input dicts.
+        dropout: before the classifier; None uses the backbone's.
+
+    Example:
+    ```python
+    classifier = kzoo.GPT2Classifier.from_preset(
+        "gpt2", num_classes=2, sequence_length=128)
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    ```
+    """
+
+    backbone_cls = GPT2Backbone
+    preprocessor_cls = GPT2Preprocessor
+
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
+                 **kwargs):
+        dropout = backbone.dropout if dropout is None else float(dropout)
+        # === Layers ===
+        pooling = LastTokenPooling(name="last_token")
+        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+        classifier = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=gpt2_kernel_initializer(
+                backbone.initializer_range),
+            dtype=backbone.dtype_policy, name="classifier")
+        # === Functional model ===
+        inputs = gpt2_task_inputs(backbone)
+        hidden = backbone(inputs)
+        pooled = pooling(hidden, inputs["padding_mask"])
+        logits = classifier(dropout_layer(pooled))
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        # === Config ===
+        self.num_classes = int(num_classes)
+        self.dropout = dropout
+
+    def task_config(self):
+        return {"num_classes": self.num_classes, "dropout": self.dropout}
+
+    def default_compile_args(self):
+        return {
+            "optimizer": default_optimizer(learning_rate=5e-5),
+            "loss": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(
+                name="accuracy")],
+        }
