@@ -152,6 +152,11 @@ def _attempt(url, dest, sha256, size, verbose, label, timeout, user_agent):
         except (urllib.error.URLError, http.client.HTTPException,
                 ConnectionError, socket.timeout, TimeoutError) as e:
             reason = getattr(e, "reason", None) or e
+            if isinstance(reason, socket.gaierror):
+                # No name resolution (no network, or a wrong endpoint):
+                # retrying would only delay the error.
+                raise DownloadError(
+                    f"{url}: cannot resolve the host ({reason})") from None
             raise _ConnectionProblem(f"{type(e).__name__}: {reason}") from None
 
         if size is not None and received != size:

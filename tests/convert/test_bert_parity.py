@@ -1,0 +1,144 @@
+"""kzoo vs Hugging Face `transformers` on the same random checkpoint:
+sequence output, pooled output and every head's logits within 1e-5 (fp32),
+on whichever backend KERAS_BACKEND names; and the round trip
+HF -> kzoo -> HF gives back the original tensors exactly."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import export_hf, load_hf_weights
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+
+from convert_helpers import (
+    ARCHITECTURES, KZOO_CLASS, hf_outputs, kzoo_outputs, make_hf_bert,
+    max_abs_differences, random_inputs, save_hf)
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+CASES = [(arch, config) for config in ("odd36", "odd20")
+         for arch in ARCHITECTURES]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """Each (architecture, config) saved once, with its reference outputs."""
+    made = {}
+    root = tmp_path_factory.mktemp("hf")
+    for arch, config in CASES:
+        model = make_hf_bert(arch, config)
+        folder = save_hf(model, root / f"{arch}-{config}")
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs, hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "BertModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model).__name__ == KZOO_CLASS[arch]
+
+    # The config fields that change the numbers all came across.
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert backbone.num_segments == hf_config.type_vocab_size
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    assert backbone.activation == hf_config.hidden_act
+    assert backbone.dropout == hf_config.hidden_dropout_prob
+    assert backbone.attention_dropout == hf_config.attention_probs_dropout_prob
+    assert backbone.max_sequence_length == hf_config.max_position_embeddings
+    if arch == "BertForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        expected_dropout = (hf_config.classifier_dropout
+                            if hf_config.classifier_dropout is not None
+                            else hf_config.hidden_dropout_prob)
+        assert model.dropout == expected_dropout
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()
+                if not k.endswith(("position_ids", "token_type_ids"))}
+    exported = load_file(out / "model.safetensors")
+    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+
+def test_unprefixed_and_legacy_names_and_sharded(checkpoints, tmp_path):
+    """Task checkpoints without the `bert.` prefix, TF-era LayerNorm
+    `gamma`/`beta` names, and a sharded safetensors index all load."""
+    from kzoo.convert.safetensors import save_file
+    hf_model, folder, inputs, expected = checkpoints["BertForMaskedLM", "odd36"]
+    tensors = load_file(folder / "model.safetensors")
+    renamed = {}
+    for name, value in tensors.items():
+        name = name.removeprefix("bert.")
+        name = name.replace("LayerNorm.weight", "LayerNorm.gamma")
+        name = name.replace("LayerNorm.bias", "LayerNorm.beta")
+        renamed[name] = value
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "config.json").write_bytes((folder / "config.json").read_bytes())
+    save_file(renamed, legacy / "model.safetensors")
+    model = kzoo.BertMaskedLM.from_preset(str(legacy), preprocessor=None)
+    assert max(max_abs_differences(kzoo_outputs(model, inputs),
+                                   expected).values()) <= ATOL
+
+    sharded = save_hf(hf_model, tmp_path / "sharded", max_shard_size="20KB")
+    assert (sharded / "model.safetensors.index.json").exists()
+    model = kzoo.BertMaskedLM.from_preset(str(sharded), preprocessor=None)
+    assert max(max_abs_differences(kzoo_outputs(model, inputs),
+                                   expected).values()) <= ATOL
+
+
+def test_pytorch_bin_weights_only(checkpoints, tmp_path):
+    """`pytorch_model.bin` is read with torch.load(weights_only=True)."""
+    hf_model, folder, inputs, expected = checkpoints["BertModel", "odd20"]
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "config.json").write_bytes((folder / "config.json").read_bytes())
+    torch.save(hf_model.state_dict(), bin_folder / "pytorch_model.bin")
+    backbone = kzoo.BertBackbone(**_kwargs(folder))
+    report = load_hf_weights(backbone, bin_folder, verbose=False)
+    assert report.used and not report.unused
+    assert max(max_abs_differences(kzoo_outputs(backbone, inputs),
+                                   expected).values()) <= ATOL
+
+
+def test_head_tensors_reported_when_loading_a_backbone(checkpoints):
+    """A task checkpoint into a bare backbone: the head's tensors are
+    reported as unused, nothing is silently dropped."""
+    _, folder, inputs, expected = checkpoints["BertForPreTraining", "odd36"]
+    backbone = kzoo.BertBackbone(**_kwargs(folder))
+    report = load_hf_weights(backbone, folder, verbose=False)
+    assert sorted(report.unused) == sorted([
+        "cls.predictions.bias", "cls.predictions.transform.dense.weight",
+        "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight",
+        "cls.predictions.transform.LayerNorm.bias",
+        "cls.seq_relationship.weight", "cls.seq_relationship.bias"])
+    assert len(report.used) == len(backbone.weights)
+
+
+def _kwargs(folder):
+    from kzoo.convert.bert import BertConverter
+    import json
+    config = json.loads((folder / "config.json").read_text())
+    return BertConverter().backbone_kwargs(config)
