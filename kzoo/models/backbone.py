@@ -144,9 +144,13 @@ class Backbone(keras.Model):
         entry = preset.json("config.json")
         backbone_cls = get_class(entry["class_name"], cls)
         config = {**entry["config"], **kwargs}
+        # Find (or fetch) the weights before building: a missing file is
+        # reported before any work, and a download precedes the build.
+        weights = (preset.weights_file(presets.BACKBONE_WEIGHTS)
+                   if load_weights else None)
         backbone = backbone_cls.from_config(config)
-        if load_weights:
-            backbone.load_weights(preset.weights_file(presets.BACKBONE_WEIGHTS))
+        if weights is not None:
+            backbone.load_weights(weights)
         return backbone
 
     def save_to_preset(self, preset_dir, metadata=None):
