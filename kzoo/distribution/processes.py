@@ -103,6 +103,50 @@ def _has_accelerator_jax():
     return any(p in platforms for p in ("gpu", "cuda", "tpu", "rocm"))
 
 
+class _BatchShares:
+    """Keras' multi-process input split, found at run time.
+
+    With several processes, Keras gives each one its share of every global
+    batch, but it reads the batch size statically from the `tf.data` graph,
+    and any `map` (a task's preprocessor) hides it: Keras then refuses the
+    dataset. This makes the same split (process i takes the i-th
+    contiguous slice of each global batch) from the batch's actual size.
+    """
+
+    def distribute_tf_dataset(self, dataset):
+        import tensorflow as tf
+
+        replicas = self.num_model_replicas
+        if replicas == 1:
+            return dataset.prefetch(tf.data.AUTOTUNE)
+        if replicas >= self.num_processes:
+            shards, index = self.num_processes, self._process_id
+        else:  # A replica spans processes: they read the same share.
+            shards, index = replicas, self.data_shard_id
+
+        def take_share(*batch):
+            size = tf.shape(tf.nest.flatten(batch)[0])[0]
+            tf.debugging.assert_equal(
+                size % shards, 0, message=(
+                    f"The global batch size must be a multiple of {shards} "
+                    "(the number of data shards) on every step."))
+            start, stop = size * index // shards, size * (index + 1) // shards
+            batch = tf.nest.map_structure(lambda t: t[start:stop], batch)
+            return batch if len(batch) > 1 else batch[0]
+
+        return dataset.map(take_share).prefetch(tf.data.AUTOTUNE)
+
+
+class DataParallel(_BatchShares, keras.distribution.DataParallel):
+    """`keras.distribution.DataParallel` that also splits preprocessed
+    (mapped) datasets across processes."""
+
+
+class ModelParallel(_BatchShares, keras.distribution.ModelParallel):
+    """`keras.distribution.ModelParallel` that also splits preprocessed
+    (mapped) datasets across processes."""
+
+
 @contextlib.contextmanager
 def data_parallel(devices=None):
     """Build (and, on JAX, train) inside this: data parallelism with the
@@ -114,7 +158,7 @@ def data_parallel(devices=None):
     """
     name = backend()
     if name == "jax":
-        dist = keras.distribution.DataParallel(devices=devices)
+        dist = DataParallel(devices=devices)
         with dist.scope():
             yield dist
     elif name == "tensorflow":
@@ -143,8 +187,7 @@ def model_parallel(backbone_cls, mesh_shape, axis_names=("batch", "model"),
     layout_map = backbone_cls.get_layout_map(
         mesh, model_parallel_dim_name=axis_names[1],
         data_parallel_dim_name=axis_names[0])
-    return keras.distribution.ModelParallel(
-        layout_map=layout_map, batch_dim_name=axis_names[0])
+    return ModelParallel(layout_map=layout_map, batch_dim_name=axis_names[0])
 
 
 def prepare(task):

@@ -104,3 +104,57 @@ def compile_scope(model):
     if model_strategy is None:
         return contextlib.nullcontext()
     return model_strategy.scope()
+
+
+def symbolic_build(model, iterator=None, data_batch=None):
+    """Keras' `_maybe_symbolic_build` for models built under a strategy,
+    reading the first batch from one replica.
+
+    Keras (3.15) all-reduces the whole first batch across workers just to
+    learn its shapes; MultiWorkerMirroredStrategy cannot reduce a dict of
+    inputs (keras-team/keras#20329), so every kzoo task would fail there.
+    One replica's batch has the same structure and dtypes.
+    """
+    strategy = model._distribute_strategy
+    if strategy is None:
+        return  # Keras builds when the train function is traced.
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        _log_rank1_metrics(model)
+    if iterator is not None:
+        for _, _, batches in iterator:
+            data_batch = tf.nest.map_structure(
+                _one_replica(strategy), next(batches))
+            break
+    with strategy.scope():
+        model._symbolic_build(data_batch=data_batch)
+
+
+def _one_replica(strategy):
+    def first(value):
+        if isinstance(value, tf.distribute.DistributedValues):
+            return strategy.experimental_local_results(value)[0]
+        return value
+    return first
+
+
+def _log_rank1_metrics(model):
+    """Let Keras reduce the logged metrics across workers.
+
+    Under MultiWorkerMirroredStrategy Keras 3 reduces each logged value with
+    `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars
+    (tensorflow/tensorflow#72388). The values are already global (metric
+    variables are all-reduced when updated), so giving each a length-1 axis
+    makes that reduction a no-op mean of equal numbers.
+    """
+    if getattr(model, "_kzoo_rank1_logs", False):
+        return
+    for name in ("train_step", "test_step"):
+        object.__setattr__(model, name, _rank1(getattr(model, name)))
+    object.__setattr__(model, "_kzoo_rank1_logs", True)
+
+
+def _rank1(step):
+    def step_with_rank1_logs(data):
+        return {key: tf.reshape(value, [1])
+                for key, value in step(data).items()}
+    return step_with_rank1_logs

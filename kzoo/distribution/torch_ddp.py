@@ -21,7 +21,8 @@ Every process reads the same data; each training step takes this process's
 contiguous share of the global batch (the same split tf.distribute and
 Keras-on-JAX make). Shares of unequal size (a short last batch) are
 weighted so the averaged gradient is the gradient of the global-batch mean.
-Metrics and the logged loss are those of the local share.
+The logged loss is the global batch's; other metrics are those of the
+local share.
 """
 
 import os
@@ -106,9 +107,13 @@ def wrap(task, find_unused_parameters=True):
         task.zero_grad()
         loss = task._compute_loss(x=x, y=y, y_pred=y_pred,
                                   sample_weight=sample_weight, training=True)
-        task._loss_tracker.update_state(loss, sample_weight=stop - start)
-        loss = task.optimizer.scale_loss(loss)
-        (loss * weight).backward()
+        weighted_loss = loss * weight
+        # Log the loss of the global batch, as the other backends do.
+        global_loss = weighted_loss.detach().clone()
+        dist.all_reduce(global_loss)
+        task._loss_tracker.update_state(global_loss / world_size,
+                                        sample_weight=batch_size)
+        task.optimizer.scale_loss(weighted_loss).backward()
         trainable_weights = task.trainable_weights[:]
         gradients = [v.value.grad for v in trainable_weights]
         with torch.no_grad():

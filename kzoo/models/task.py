@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 
 from kzoo import presets
-from kzoo.distribution.tf_strategy import compile_scope
+from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
@@ -62,6 +62,11 @@ class Task(keras.Model):
     def _ensure_compiled(self):
         if not self.compiled:
             self.compile()
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # TensorFlow only: Keras' own version breaks on dict inputs under
+        # MultiWorkerMirroredStrategy (see tf_strategy.symbolic_build).
+        symbolic_build(self, iterator=iterator, data_batch=data_batch)
 
     # ------------------------------------------------------------------
     # Data: raw text through the preprocessor, in tf.data

@@ -1,0 +1,76 @@
+"""Tiny models and data shared by the distribution workers (run as scripts
+in subprocesses, so the backend and device count are set before import)."""
+
+import json
+import sys
+
+import keras
+import numpy as np
+
+import kzoo
+
+CONFIG = dict(vocabulary_size=128, num_layers=2, num_heads=4, hidden_dim=32,
+              intermediate_dim=64, max_sequence_length=16, dropout=0.0,
+              attention_dropout=0.0)
+BATCH, SEQ, MASKS = 8, 12, 3
+
+
+def build_task(kind, preprocessor=None, config=None):
+    """A freshly built tiny task, with deterministic initial weights (the
+    same numbers on every backend, process and distribution)."""
+    keras.utils.set_random_seed(1234)
+    backbone = kzoo.BertBackbone(**{**CONFIG, **(config or {})})
+    if kind == "classifier":
+        task = kzoo.BertTextClassifier(backbone, num_classes=3,
+                                       preprocessor=preprocessor, dropout=0.0)
+    else:
+        task = kzoo.BertMaskedLM(backbone, preprocessor=preprocessor)
+    rng = np.random.default_rng(7)
+    task.set_weights([rng.normal(0, 0.05, w.shape).astype("float32")
+                      for w in task.get_weights()])
+    return task
+
+
+def batch(kind, size=BATCH):
+    """Model-input arrays and labels for one global batch."""
+    rng = np.random.default_rng(3)
+    x = {
+        "token_ids": rng.integers(1, CONFIG["vocabulary_size"], (size, SEQ)),
+        "segment_ids": np.zeros((size, SEQ), "int32"),
+        "padding_mask": np.ones((size, SEQ), "int32"),
+    }
+    x["padding_mask"][::2, -3:] = 0
+    x = {k: v.astype("int32") for k, v in x.items()}
+    if kind == "classifier":
+        return x, rng.integers(0, 3, (size,)).astype("int32")
+    x["mask_positions"] = np.tile(np.arange(1, 1 + MASKS), (size, 1)).astype(
+        "int32")
+    return x, rng.integers(1, CONFIG["vocabulary_size"],
+                           (size, MASKS)).astype("int32")
+
+
+TEXTS = [
+    "It is a truth universally acknowledged.",
+    "A single man in possession of a good fortune.",
+    "Must be in want of a wife.",
+    "However little known the feelings may be.",
+    "The neighbourhood was in a great bustle.",
+    "My dear Mr. Bennet, said his lady to him one day.",
+    "Have you heard that Netherfield Park is let at last?",
+    "Mr. Bennet replied that he had not.",
+]
+LABELS = [0, 1, 2, 0, 1, 2, 0, 1]
+
+
+def write_json(path, payload):
+    with open(path, "w") as f:
+        json.dump(payload, f)
+
+
+def max_diff(a, b):
+    return float(max(np.max(np.abs(np.asarray(x) - np.asarray(y)))
+                     for x, y in zip(a, b)))
+
+
+if __name__ == "__main__":
+    sys.exit("a helper module, not a script")
