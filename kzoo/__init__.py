@@ -19,5 +19,14 @@ from kzoo.models.bert import (
     BertTextEmbedder,
     BertTokenizer,
 )
+from kzoo import generation
+from kzoo.models.gpt2 import (
+    GPT2Backbone,
+    GPT2CausalLM,
+    GPT2CausalLMPreprocessor,
+    GPT2Classifier,
+    GPT2Preprocessor,
+    GPT2Tokenizer,
+)
 
 __version__ = "0.1.0"

@@ -1,282 +1,270 @@
-"""GPT-2: Hugging Face `transformers` checkpoints <-> `GPT2Backbone`.
+"""GPT-2 <-> Hugging Face `transformers` (`GPT2Model`, `GPT2LMHeadModel`,
+`GPT2ForSequenceClassification`).
 
-Every tensor is named here, one line each. Hugging Face keeps GPT-2's
-original `Conv1D` layout (kernels are `(in, out)`, like Keras `Dense`) and
-fuses the query/key/value projections into one `c_attn` of width
-`3 * hidden`; kzoo has three `Dense` layers, so `c_attn` is split in three
-on import and concatenated on export. Nothing else is transposed.
+Every tensor is named below. GPT-2 keeps OpenAI's `Conv1D` layout, whose
+weights are `(in, out)` like Keras `Dense` kernels, so nothing is
+transposed except the classifier's `score` (a torch `Linear`). The fused
+`c_attn` (`(hidden, 3 * hidden)`: query, key, value side by side) fills
+kzoo's three projections (`split_axis`).
 
-    Hugging Face (GPT2Model / GPT2LMHeadModel)   kzoo GPT2Backbone
-    wte.weight                        (V, H)     token_embedding/embeddings
-    wpe.weight                        (P, H)     position_embedding/embeddings
-    h.{i}.ln_1.{weight,bias}                     transformer_layer_{i}/attention_layer_norm
-    h.{i}.attn.c_attn.{weight,bias}   (H, 3H)    .../attention/{query,key,value}
-    h.{i}.attn.c_proj.{weight,bias}   (H, H)     .../attention/output
-    h.{i}.ln_2.{weight,bias}                     .../output_layer_norm
-    h.{i}.mlp.c_fc.{weight,bias}      (H, I)     .../intermediate_dense
-    h.{i}.mlp.c_proj.{weight,bias}    (I, H)     .../output_dense
-    ln_f.{weight,bias}                           layer_norm
-
-Names may carry a `transformer.` prefix (GPT2LMHeadModel); `lm_head.weight`
-is the tied token embedding (checked equal when present, never loaded).
-
-Functions:
-    backbone_config(hf_config) / hf_config(backbone): the configs.
-    load_state_dict(backbone, state): put HF tensors into a backbone.
-    state_dict(backbone): the backbone's weights under HF names.
-    backbone_from_hf(folder): config + weights of a checkpoint folder.
+    HF (without the "transformer." prefix)   kzoo
+    wte.weight                   (V, H)      token_embedding/embeddings
+    wpe.weight                   (P, H)      position_embedding/embeddings
+    h.i.ln_1.{weight,bias}                   transformer_layer_i/attention_layer_norm
+    h.i.attn.c_attn.{weight,bias} (H, 3H)    transformer_layer_i/attention/{query,key,value}
+    h.i.attn.c_proj.{weight,bias}            transformer_layer_i/attention/output
+    h.i.ln_2.{weight,bias}                   transformer_layer_i/output_layer_norm
+    h.i.mlp.c_fc.{weight,bias}   (H, I)      transformer_layer_i/intermediate_dense
+    h.i.mlp.c_proj.{weight,bias} (I, H)      transformer_layer_i/output_dense
+    ln_f.{weight,bias}                       layer_norm
+    lm_head.weight                           (tied to wte.weight)
+    score.weight                 (C, H)      classifier/kernel (transposed)
+    h.i.attn.bias, h.i.attn.masked_bias      causal-mask buffers: skipped
 """
 
-import keras
-import numpy as np
+import json
+import shutil
+from pathlib import Path
 
+from kzoo.convert.base import (
+    Converter, WeightSpec, layer_norm, register_converter)
 from kzoo.convert.errors import ConversionError
 
-MODEL_TYPE = "gpt2"
-ARCHITECTURES = ("GPT2LMHeadModel", "GPT2Model", "GPT2ForSequenceClassification",
-                 "GPT2DoubleHeadsModel")
+END_OF_TEXT = "<|endoftext|>"
 
-# Buffers older checkpoints store beside the weights (the causal mask and
-# its fill value); they carry no learned values.
-_BUFFER_SUFFIXES = (".attn.bias", ".attn.masked_bias")
+# Hugging Face GPT2Config defaults, for configs that leave a field out.
+_HF_DEFAULTS = {
+    "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
+    "n_head": 12, "activation_function": "gelu_new",
+    "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
+    "layer_norm_epsilon": 1e-5, "initializer_range": 0.02,
+}
+_ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh", "gelu", "relu", "silu",
+                "swish", "tanh")
+# Options of GPT2Config that change the computation in ways kzoo's
+# GPT2Backbone does not reproduce, with the value kzoo implements.
+_FIXED_OPTIONS = {
+    "scale_attn_weights": True,
+    "scale_attn_by_inverse_layer_idx": False,
+    "reorder_and_upcast_attn": False,
+    "add_cross_attention": False,
+}
 
 
-# ----------------------------------------------------------------------
-# Configs
-# ----------------------------------------------------------------------
-def backbone_config(hf_config):
-    """A `GPT2Backbone` config from a Hugging Face `config.json` dict."""
-    model_type = hf_config.get("model_type", MODEL_TYPE)
-    if model_type != MODEL_TYPE:
-        raise ConversionError(
-            f"Expected a GPT-2 checkpoint (model_type 'gpt2'), got "
-            f"{model_type!r}.")
-    unsupported = {
-        "scale_attn_by_inverse_layer_idx": False,
-        "reorder_and_upcast_attn": False,
-        "scale_attn_weights": True,
-        "add_cross_attention": False,
+def _get(config, key):
+    value = config.get(key)
+    return _HF_DEFAULTS[key] if value is None else value
+
+
+@register_converter
+class GPT2Converter(Converter):
+    model_types = ("gpt2",)
+    family = "gpt2"
+    backbone_class = "GPT2Backbone"
+    base_model_prefix = "transformer"
+    architectures = {
+        "GPT2Model": None,
+        "GPT2LMHeadModel": "GPT2CausalLM",
+        "GPT2ForSequenceClassification": "GPT2Classifier",
     }
-    for key, supported in unsupported.items():
-        if key in hf_config and bool(hf_config[key]) != supported:
+    backbone_tensor_prefixes = ("wte.", "wpe.", "h.", "ln_f.")
+    skipped_tensors = {
+        r"h\.\d+\.attn\.(bias|masked_bias)":
+            "the causal-mask buffer older checkpoints store; not a weight",
+    }
+
+    # ------------------------------------------------------------------
+    # Import
+    # ------------------------------------------------------------------
+    def backbone_kwargs(self, config):
+        for key, supported in _FIXED_OPTIONS.items():
+            if key in config and bool(config[key]) != supported:
+                raise ConversionError(
+                    f"GPT-2 config has {key}={config[key]!r}; kzoo's "
+                    f"GPT2Backbone implements only {key}={supported}.")
+        activation = _get(config, "activation_function")
+        if activation not in _ACTIVATIONS:
             raise ConversionError(
-                f"GPT-2 config has {key}={hf_config[key]!r}; kzoo's "
-                f"GPT2Backbone supports only {key}={supported}.")
-    hidden = int(hf_config["n_embd"])
-    return {
-        "vocabulary_size": int(hf_config["vocab_size"]),
-        "num_layers": int(hf_config["n_layer"]),
-        "num_heads": int(hf_config["n_head"]),
-        "hidden_dim": hidden,
-        "intermediate_dim": int(hf_config.get("n_inner") or 4 * hidden),
-        "dropout": float(hf_config.get("resid_pdrop", 0.1)),
-        "attention_dropout": float(hf_config.get("attn_pdrop", 0.1)),
-        "max_sequence_length": int(hf_config.get("n_positions", 1024)),
-        "activation": hf_config.get("activation_function", "gelu_new"),
-        "layer_norm_epsilon": float(hf_config.get("layer_norm_epsilon", 1e-5)),
-        "initializer_range": float(hf_config.get("initializer_range", 0.02)),
-    }
+                f"GPT-2 config has activation_function={activation!r}; kzoo "
+                f"reproduces {', '.join(_ACTIVATIONS)}.")
+        if float(_get(config, "resid_pdrop")) != float(
+                _get(config, "embd_pdrop")):
+            raise ConversionError(
+                "GPT-2 config has resid_pdrop != embd_pdrop; kzoo's "
+                "GPT2Backbone has one `dropout` for both.")
+        hidden = int(_get(config, "n_embd"))
+        n_inner = config.get("n_inner")
+        return {
+            "vocabulary_size": int(_get(config, "vocab_size")),
+            "num_layers": int(_get(config, "n_layer")),
+            "num_heads": int(_get(config, "n_head")),
+            "hidden_dim": hidden,
+            "intermediate_dim": int(n_inner) if n_inner else 4 * hidden,
+            "dropout": float(_get(config, "resid_pdrop")),
+            "attention_dropout": float(_get(config, "attn_pdrop")),
+            "max_sequence_length": int(_get(config, "n_positions")),
+            "activation": activation,
+            "layer_norm_epsilon": float(_get(config, "layer_norm_epsilon")),
+            "initializer_range": float(_get(config, "initializer_range")),
+        }
 
+    def task_kwargs(self, task_name, config, checkpoint=None):
+        if task_name == "GPT2Classifier":
+            labels = config.get("id2label")
+            num_classes = (len(labels) if labels
+                           else int(config.get("num_labels", 2)))
+            return {"num_classes": num_classes}
+        return {}
 
-def hf_config(backbone):
-    """The Hugging Face `config.json` dict of a `GPT2Backbone`."""
-    return {
-        "model_type": MODEL_TYPE,
-        "architectures": ["GPT2LMHeadModel"],
-        "vocab_size": backbone.vocabulary_size,
-        "n_layer": backbone.num_layers,
-        "n_head": backbone.num_heads,
-        "n_embd": backbone.hidden_dim,
-        "n_inner": backbone.intermediate_dim,
-        "n_positions": backbone.max_sequence_length,
-        "n_ctx": backbone.max_sequence_length,
-        "activation_function": backbone.activation,
-        "resid_pdrop": backbone.dropout,
-        "embd_pdrop": backbone.dropout,
-        "attn_pdrop": backbone.attention_dropout,
-        "layer_norm_epsilon": backbone.layer_norm_epsilon,
-        "initializer_range": backbone.initializer_range,
-        "bos_token_id": 50256,
-        "eos_token_id": 50256,
-        "tie_word_embeddings": True,
-    }
-
-
-# ----------------------------------------------------------------------
-# The name map
-# ----------------------------------------------------------------------
-def _weight_map(backbone):
-    """`[(hf_name, [keras variables], kind)]`; kind says how the HF tensor
-    maps onto the variables: "same", or "split3" (c_attn -> q, k, v)."""
-    entries = [
-        ("wte.weight", [backbone.get_layer("token_embedding").embeddings],
-         "same"),
-        ("wpe.weight", [backbone.get_layer("position_embedding").embeddings],
-         "same"),
-    ]
-    for i in range(backbone.num_layers):
-        block = backbone.get_layer(f"transformer_layer_{i}")
-        attention = block.attention
-        prefix = f"h.{i}."
-        qkv = (attention.query_dense, attention.key_dense,
-               attention.value_dense)
-        entries += [
-            (prefix + "ln_1.weight", [block.attention_layer_norm.gamma], "same"),
-            (prefix + "ln_1.bias", [block.attention_layer_norm.beta], "same"),
-            (prefix + "attn.c_attn.weight", [d.kernel for d in qkv], "split3"),
-            (prefix + "attn.c_attn.bias", [d.bias for d in qkv], "split3"),
-            (prefix + "attn.c_proj.weight", [attention.output_dense.kernel],
-             "same"),
-            (prefix + "attn.c_proj.bias", [attention.output_dense.bias],
-             "same"),
-            (prefix + "ln_2.weight", [block.output_layer_norm.gamma], "same"),
-            (prefix + "ln_2.bias", [block.output_layer_norm.beta], "same"),
-            (prefix + "mlp.c_fc.weight", [block.intermediate_dense.kernel],
-             "same"),
-            (prefix + "mlp.c_fc.bias", [block.intermediate_dense.bias], "same"),
-            (prefix + "mlp.c_proj.weight", [block.output_dense.kernel], "same"),
-            (prefix + "mlp.c_proj.bias", [block.output_dense.bias], "same"),
+    def backbone_specs(self, backbone, config):
+        specs = [
+            WeightSpec("wte.weight",
+                       backbone.get_layer("token_embedding").embeddings,
+                       group="embeddings"),
+            WeightSpec("wpe.weight",
+                       backbone.get_layer("position_embedding").embeddings,
+                       group="embeddings"),
         ]
-    layer_norm = backbone.get_layer("layer_norm")
-    entries += [("ln_f.weight", [layer_norm.gamma], "same"),
-                ("ln_f.bias", [layer_norm.beta], "same")]
-    return entries
+        for i in range(backbone.num_layers):
+            block = backbone.get_layer(f"transformer_layer_{i}")
+            attention = block.attention
+            hf, group = f"h.{i}", f"layer {i}"
+            qkv = (attention.query_dense, attention.key_dense,
+                   attention.value_dense)
+            specs += [
+                *layer_norm(f"{hf}.ln_1", block.attention_layer_norm, group),
+                WeightSpec(f"{hf}.attn.c_attn.weight",
+                           [d.kernel for d in qkv], split_axis=1, group=group),
+                WeightSpec(f"{hf}.attn.c_attn.bias",
+                           [d.bias for d in qkv], split_axis=0, group=group),
+                *_conv1d(f"{hf}.attn.c_proj", attention.output_dense, group),
+                *layer_norm(f"{hf}.ln_2", block.output_layer_norm, group),
+                *_conv1d(f"{hf}.mlp.c_fc", block.intermediate_dense, group),
+                *_conv1d(f"{hf}.mlp.c_proj", block.output_dense, group),
+            ]
+        specs += layer_norm("ln_f", backbone.get_layer("layer_norm"),
+                            "final layer norm")
+        return specs
 
+    def head_specs(self, task, task_name, config):
+        if task_name == "GPT2Classifier":
+            return [WeightSpec("score.weight",
+                               task.get_layer("classifier").kernel,
+                               transpose=True, part="head",
+                               group="classifier")]
+        return []
 
-def _strip_prefix(name):
-    return name[len("transformer."):] if name.startswith("transformer.") \
-        else name
+    def tied_tensors(self, task_name):
+        if task_name == "GPT2CausalLM":
+            return {"lm_head.weight": "wte.weight"}
+        return {}
 
-
-# ----------------------------------------------------------------------
-# HF -> kzoo
-# ----------------------------------------------------------------------
-def load_state_dict(backbone, state, source="the checkpoint"):
-    """Assign HF-named tensors (`{name: array}`, or anything with `keys()`
-    and `[name]`) to `backbone`.
-
-    Every backbone weight must be present with its exact shape and every
-    checkpoint tensor must be used (bar known buffers and the tied
-    `lm_head.weight`): a silent mismatch cannot happen. Shapes are all
-    checked before any variable is assigned.
-    """
-    names = {_strip_prefix(name): name for name in state.keys()}
-    entries = _weight_map(backbone)
-    expected = {hf_name for hf_name, _, _ in entries}
-
-    unused = sorted(
-        name for name in names
-        if name not in expected and name != "lm_head.weight"
-        and not name.endswith(_BUFFER_SUFFIXES))
-    missing = sorted(expected - set(names))
-    if missing or unused:
-        raise ConversionError(
-            f"{source} does not match GPT2Backbone("
-            f"num_layers={backbone.num_layers}): missing "
-            f"{missing[:8]}{' ...' if len(missing) > 8 else ''}; unexpected "
-            f"{unused[:8]}{' ...' if len(unused) > 8 else ''}.")
-
-    def shape_of(name):
-        value = state[names[name]]
-        return tuple(value.shape)
-
-    for hf_name, variables, kind in entries:
-        want = tuple(variables[0].shape)
-        if kind == "split3":
-            want = want[:-1] + (3 * want[-1],)
-        got = shape_of(hf_name)
-        if got != want:
-            raise ConversionError(
-                f"{source}: tensor {hf_name!r} has shape {got}, but "
-                f"GPT2Backbone expects {want} (is the config right?).")
-
-    for hf_name, variables, kind in entries:
-        value = _as_numpy(state[names[hf_name]])
-        if kind == "same":
-            variables[0].assign(value.astype(variables[0].dtype))
+    # ------------------------------------------------------------------
+    # Tokenizer
+    # ------------------------------------------------------------------
+    def write_tokenizer(self, checkpoint, preset_dir, report):
+        from kzoo.models.gpt2.tokenizer import GPT2Tokenizer
+        preset_dir = Path(preset_dir)
+        vocab_path = preset_dir / "vocab.json"
+        merges_path = preset_dir / "merges.txt"
+        if checkpoint.has("vocab.json") and checkpoint.has("merges.txt"):
+            shutil.copyfile(checkpoint.file("vocab.json"), vocab_path)
+            shutil.copyfile(checkpoint.file("merges.txt"), merges_path)
+            source = "vocab.json + merges.txt"
         else:
-            for variable, part in zip(variables,
-                                      np.split(value, 3, axis=-1)):
-                variable.assign(part.astype(variable.dtype))
-
-    if "lm_head.weight" in names:
-        lm_head = _as_numpy(state[names["lm_head.weight"]])
-        wte = _as_numpy(state[names["wte.weight"]])
-        if lm_head.shape != wte.shape or not np.array_equal(lm_head, wte):
+            model = (checkpoint.json("tokenizer.json") or {}).get("model") or {}
+            if model.get("type") != "BPE" or not isinstance(
+                    model.get("vocab"), dict):
+                report.notes.append(
+                    "no vocab.json/merges.txt or BPE tokenizer.json: the "
+                    "preset has no tokenizer")
+                return None
+            vocab_path.write_text(json.dumps(model["vocab"]),
+                                  encoding="utf-8")
+            merges = [m if isinstance(m, str) else " ".join(m)
+                      for m in model.get("merges") or []]
+            merges_path.write_text("#version: 0.2\n" + "\n".join(merges)
+                                   + "\n", encoding="utf-8")
+            source = "tokenizer.json"
+        report.notes.append(f"tokenizer: byte-level BPE from {source}")
+        try:
+            tokenizer = GPT2Tokenizer(str(vocab_path), str(merges_path))
+        except ValueError as e:
+            raise ConversionError(f"{checkpoint.path}: {e}") from None
+        size = int(_get(checkpoint.config, "vocab_size"))
+        if tokenizer.vocabulary_size > size:
             raise ConversionError(
-                f"{source}: lm_head.weight differs from wte.weight; kzoo's "
-                "GPT-2 ties the output projection to the token embedding.")
-    return backbone
+                f"{checkpoint.path}: the tokenizer has "
+                f"{tokenizer.vocabulary_size} tokens but vocab_size is "
+                f"{size}: the config disagrees with the tokenizer.")
+        return tokenizer
+
+    def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
+        if tokenizer is None:
+            return None
+        from kzoo.models.gpt2.preprocessor import (
+            GPT2CausalLMPreprocessor, GPT2Preprocessor)
+        length = int(_get(config, "n_positions"))
+        if task_name == "GPT2Classifier":
+            return GPT2Preprocessor(tokenizer, sequence_length=length)
+        return GPT2CausalLMPreprocessor(tokenizer, sequence_length=length)
+
+    # ------------------------------------------------------------------
+    # Export
+    # ------------------------------------------------------------------
+    def hf_config(self, model, architecture, tokenizer=None):
+        backbone = getattr(model, "backbone", model)
+        end_id = (tokenizer.end_token_id if tokenizer is not None
+                  else backbone.vocabulary_size - 1)
+        config = {
+            "architectures": [architecture],
+            "model_type": "gpt2",
+            "vocab_size": backbone.vocabulary_size,
+            "n_positions": backbone.max_sequence_length,
+            "n_embd": backbone.hidden_dim,
+            "n_layer": backbone.num_layers,
+            "n_head": backbone.num_heads,
+            "n_inner": backbone.intermediate_dim,
+            "activation_function": backbone.activation,
+            "resid_pdrop": backbone.dropout,
+            "embd_pdrop": backbone.dropout,
+            "attn_pdrop": backbone.attention_dropout,
+            "layer_norm_epsilon": backbone.layer_norm_epsilon,
+            "initializer_range": backbone.initializer_range,
+            "scale_attn_weights": True,
+            "bos_token_id": end_id,
+            "eos_token_id": end_id,
+            "tie_word_embeddings": True,
+            "dtype": "float32",
+        }
+        if architecture == "GPT2ForSequenceClassification":
+            n = model.num_classes
+            config["id2label"] = {str(i): f"LABEL_{i}" for i in range(n)}
+            config["label2id"] = {f"LABEL_{i}": i for i in range(n)}
+            # Hugging Face finds each row's last real token through it.
+            config["pad_token_id"] = end_id
+        return config
+
+    def export_tokenizer(self, tokenizer, dest, config):
+        dest = Path(dest)
+        shutil.copyfile(tokenizer.vocabulary, dest / "vocab.json")
+        shutil.copyfile(tokenizer.merges, dest / "merges.txt")
+        special = {"bos_token": END_OF_TEXT, "eos_token": END_OF_TEXT,
+                   "unk_token": END_OF_TEXT}
+        tokenizer_config = {
+            "tokenizer_class": "GPT2Tokenizer",
+            "add_prefix_space": False,
+            "model_max_length": config["n_positions"],
+            **special,
+        }
+        (dest / "tokenizer_config.json").write_text(
+            json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
+        (dest / "special_tokens_map.json").write_text(
+            json.dumps(special, indent=2) + "\n", encoding="utf-8")
 
 
-def _as_numpy(value):
-    if isinstance(value, np.ndarray):
-        return value
-    if hasattr(value, "detach"):  # a torch tensor
-        return value.detach().cpu().float().numpy() \
-            if str(value.dtype) == "torch.bfloat16" \
-            else value.detach().cpu().numpy()
-    return np.asarray(value)
-
-
-# ----------------------------------------------------------------------
-# kzoo -> HF
-# ----------------------------------------------------------------------
-def state_dict(backbone, prefix="transformer.", include_lm_head=True):
-    """The backbone's weights as `{hf_name: np.ndarray}`, the layout
-    `GPT2LMHeadModel.load_state_dict` takes (with `prefix="transformer."`)
-    or `GPT2Model`'s (`prefix=""`, `include_lm_head=False`)."""
-    state = {}
-    for hf_name, variables, kind in _weight_map(backbone):
-        values = [keras.ops.convert_to_numpy(v) for v in variables]
-        value = values[0] if kind == "same" else np.concatenate(values, -1)
-        state[prefix + hf_name] = value
-    if include_lm_head:
-        state["lm_head.weight"] = state[prefix + "wte.weight"]
-    return state
-
-
-# ----------------------------------------------------------------------
-# A checkpoint folder
-# ----------------------------------------------------------------------
-def backbone_from_hf(folder_or_checkpoint, **config_overrides):
-    """A `GPT2Backbone` with the config and weights of a Hugging Face GPT-2
-    checkpoint folder (`config.json` + `model.safetensors` or
-    `pytorch_model.bin`)."""
-    from kzoo.convert.checkpoint import HFCheckpoint
-    from kzoo.models.gpt2.backbone import GPT2Backbone
-
-    checkpoint = folder_or_checkpoint
-    owned = not isinstance(checkpoint, HFCheckpoint)
-    if owned:
-        checkpoint = HFCheckpoint(checkpoint)
-    try:
-        config = {**backbone_config(checkpoint.config), **config_overrides}
-        backbone = GPT2Backbone(**config)
-        tensors = checkpoint.tensors
-
-        class _Lazy:
-            def keys(self):
-                return tensors.names()
-
-            def __getitem__(self, name):
-                return _LazyTensor(tensors, name)
-
-        load_state_dict(backbone, _Lazy(), source=str(checkpoint.path))
-        return backbone
-    finally:
-        if owned:
-            checkpoint.close()
-
-
-class _LazyTensor:
-    """A checkpoint tensor whose shape is known before its data is read."""
-
-    def __init__(self, tensors, name):
-        self._tensors, self._name = tensors, name
-        self.shape = tuple(tensors.shape(name))
-
-    def __array__(self, dtype=None, copy=None):
-        from kzoo.convert.checkpoint import as_float32
-        value = as_float32(self._tensors.get(self._name))
-        return value if dtype is None else value.astype(dtype)
+def _conv1d(prefix, dense, group):
+    """The two specs of GPT-2's `Conv1D` (weight `(in, out)`, no transpose)
+    <-> a Keras `Dense`."""
+    return [WeightSpec(f"{prefix}.weight", dense.kernel, group=group),
+            WeightSpec(f"{prefix}.bias", dense.bias, group=group)]

@@ -61,8 +61,9 @@ class GPT2Classifier(Task):
         # === Layers ===
         pooling = LastTokenPooling(name="last_token")
         dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+        # No bias, as Hugging Face's GPT2ForSequenceClassification `score`.
         classifier = keras.layers.Dense(
-            num_classes,
+            num_classes, use_bias=False,
             kernel_initializer=gpt2_kernel_initializer(
                 backbone.initializer_range),
             dtype=backbone.dtype_policy, name="classifier")
