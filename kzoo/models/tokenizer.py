@@ -67,8 +67,13 @@ class Tokenizer(keras.layers.Layer):
         entry = preset.json("tokenizer.json")
         tokenizer_cls = get_class(entry["class_name"], cls)
         config = dict(entry["config"])
+        # Named presets of one family may share large assets: tokenizer.json
+        # then names the sibling preset that holds them ("assets_from").
+        assets = preset
+        if entry.get("assets_from"):
+            assets = presets.resolve(entry["assets_from"])
         for argument, filename in tokenizer_cls.asset_files.items():
-            config[argument] = str(preset.file(filename))
+            config[argument] = str(assets.file(filename))
         config.update(kwargs)
         return tokenizer_cls.from_config(config)
 
