@@ -11,6 +11,7 @@ import sys
 COMMANDS = {
     "demo": "Pretrain a small BERT on Austen, fill masks, classify novels.",
     "presets": "List the named presets.",
+    "convert": "Convert Hugging Face checkpoints to kzoo presets and back.",
 }
 
 

@@ -109,22 +109,31 @@ def hf_preset(text, verbose=True):
             f"{endpoint()}/{repo} into a folder DIR and call "
             "from_preset(DIR), or run `kzoo convert DIR "
             f"{dest}`; or unset KZOO_OFFLINE.")
-    with _staging() as staging:
-        try:
-            files, commit = _download_repo(repo, revision, staging, verbose)
-        except DownloadError as e:
-            raise presets.MissingWeightsError(
-                f"Could not fetch {text}: {e}\nNothing was cached. Check the "
-                f"name and the connection to {endpoint()}, or download the "
-                "files yourself into a folder DIR and call from_preset(DIR)."
-            ) from None
-        source = {"huggingface": repo, "revision": revision,
-                  "commit": commit, "url": f"{endpoint()}/{repo}",
-                  "files": files}
+    with staging_folder() as staging:
+        source = fetch_hf_repo(text, staging, verbose)
         hf_to_preset(staging, dest, overwrite=True, verbose=verbose,
                      source=source,
                      metadata={"name": f"{repo.replace('/', '--')}"})
     return presets.Preset(dest)
+
+
+def fetch_hf_repo(text, folder, verbose=True):
+    """Download what a conversion of `hf://org/name[@revision]` reads into
+    `folder`; return the provenance record. Raises MissingWeightsError."""
+    repo, revision = parse_hf_uri(text)
+    if offline():
+        raise presets.MissingWeightsError(
+            f"KZOO_OFFLINE=1 is set, so kzoo did not download {text}.")
+    try:
+        files, commit = _download_repo(repo, revision, Path(folder), verbose)
+    except DownloadError as e:
+        raise presets.MissingWeightsError(
+            f"Could not fetch {text}: {e}\nNothing was cached. Check the "
+            f"name and the connection to {endpoint()}, or download the "
+            "files yourself into a folder DIR and call from_preset(DIR)."
+        ) from None
+    return {"huggingface": repo, "revision": revision, "commit": commit,
+            "url": f"{endpoint()}/{repo}", "files": files}
 
 
 def _download_repo(repo, revision, folder, verbose):
@@ -187,7 +196,7 @@ def _get_shards(index_path, get):
         get(shard)
 
 
-class _staging:
+class staging_folder:
     """A temporary download folder inside the cache, always removed."""
 
     def __enter__(self):
@@ -324,7 +333,7 @@ def _convert_for_preset(preset, folder, dest, verbose, source):
 
 
 def _download_for_preset(preset, repo, revision, files, dest, verbose):
-    with _staging() as staging:
+    with staging_folder() as staging:
         records, commit = [], None
         if not files:
             records, commit = _download_repo(repo, revision, staging, verbose)
