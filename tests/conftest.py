@@ -9,6 +9,10 @@ import pytest
 
 # Quiet TensorFlow's C++ start-up chatter before anything imports it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The tests compile many small graphs once each; XLA's LLVM optimisation
+# passes buy nothing there and cost over half of every compile (jax, and
+# TensorFlow's jit-compiled fit). Set XLA_FLAGS yourself to override.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
 # Make `import helpers` work from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
