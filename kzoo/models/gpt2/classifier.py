@@ -27,8 +27,8 @@ class LastTokenPooling(keras.layers.Layer):
         return ops.squeeze(
             ops.take_along_axis(hidden_states, index, axis=1), 1)
 
-    def compute_output_shape(self, hidden_shape, mask_shape=None):
-        return (hidden_shape[0], hidden_shape[-1])
+    def compute_output_shape(self, hidden_states_shape, padding_mask_shape):
+        return (hidden_states_shape[0], hidden_states_shape[-1])
 
 
 @register

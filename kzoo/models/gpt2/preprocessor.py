@@ -29,9 +29,16 @@ def _id_lists(token_ids):
 @register
 class GPT2Preprocessor(Preprocessor):
     """Raw text -> `token_ids`, `padding_mask` (right-padded), the way the
-    GPT recipe feeds a classifier: `text <end>`, or for sentence pairs
-    `text_a <delimiter> text_b <end>`; the classifier reads the hidden
-    state of the last real token (the `<end>` token).
+    GPT recipe feeds a classifier: `text`, or for sentence pairs
+    `text_a <delimiter> text_b`; the classifier reads the hidden state of
+    the last real token, the only one that has seen the whole input.
+
+    GPT-1 appended a learned "extract" token; GPT-2 has no spare special
+    token, and Hugging Face's `GPT2ForSequenceClassification` reads the last
+    token that is not `<|endoftext|>`, so by default nothing is appended
+    and a converted classifier agrees with it. `add_end_token=True` appends
+    `<|endoftext|>` as the extract token (then a Hugging Face export reads
+    the token before it).
 
     Args:
         tokenizer: a `GPT2Tokenizer`.
@@ -40,7 +47,7 @@ class GPT2Preprocessor(Preprocessor):
         delimiter: the token between the texts of a pair; GPT-2 has one
             special token, so `<|endoftext|>` is the default.
         add_start_token: put `<|endoftext|>` first.
-        add_end_token: put `<|endoftext|>` last.
+        add_end_token: put `<|endoftext|>` last (see above).
 
     Example:
     ```python
@@ -54,7 +61,7 @@ class GPT2Preprocessor(Preprocessor):
     tokenizer_cls = GPT2Tokenizer
 
     def __init__(self, tokenizer, sequence_length=1024, delimiter=END_OF_TEXT,
-                 add_start_token=False, add_end_token=True,
+                 add_start_token=False, add_end_token=False,
                  truncate="round_robin", **kwargs):
         super().__init__(tokenizer, **kwargs)
         self.sequence_length = int(sequence_length)

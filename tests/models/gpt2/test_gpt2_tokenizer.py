@@ -1,0 +1,111 @@
+"""GPT2Tokenizer and the GPT-2 preprocessors, with the real vocabulary."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kzoo
+from helpers import golden_cases, id_lists, to_numpy
+
+GOLDEN = "ggml-vocab-gpt-2.gguf"
+END = 50256
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return kzoo.GPT2Tokenizer.from_preset("gpt2")
+
+
+def test_golden_cases_eager(tokenizer):
+    cases = golden_cases(GOLDEN)
+    assert len(cases) == 46
+    for i, (text, expected) in enumerate(cases):
+        assert id_lists(tokenizer(text)) == expected, (i, text)
+        assert tokenizer.detokenize(expected) == text, (i, text)
+
+
+def test_golden_cases_in_tf_data(tokenizer):
+    # Inside tf.data keras-hub runs its TensorFlow implementation, not the
+    # eager one: both must give the reference ids.
+    texts, expected = zip(*golden_cases(GOLDEN))
+    dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(46)
+    ids = next(iter(dataset.map(tokenizer)))
+    assert id_lists(ids) == list(expected)
+    ragged = tf.ragged.constant(list(expected), dtype="int32")
+    dataset = tf.data.Dataset.from_tensor_slices(ragged).batch(46)
+    decoded = next(iter(dataset.map(tokenizer.detokenize))).numpy()
+    assert [d.decode("utf-8") for d in decoded] == list(texts)
+
+
+def test_vocabulary_and_special_token(tokenizer):
+    assert tokenizer.vocabulary_size == 50257
+    assert tokenizer.end_token_id == tokenizer.pad_token_id == END
+    assert id_lists(tokenizer("Hello world")) == [15496, 995]
+    # A literal <|endoftext|> is the special token, never split.
+    assert id_lists(tokenizer("a<|endoftext|>b")) == [64, END, 65]
+
+
+def test_presets_share_one_vocabulary(tokenizer, tmp_path):
+    medium = kzoo.GPT2Tokenizer.from_preset("gpt2_medium_en")
+    assert medium.vocabulary == tokenizer.vocabulary  # the base's file
+    medium.save_to_preset(tmp_path)  # a saved preset gets its own copies
+    for name in ("vocab.json", "merges.txt"):
+        assert (tmp_path / name).read_bytes() == \
+            (kzoo.presets.resolve("gpt2").path / name).read_bytes()
+    import json
+    entry = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert "assets_from" not in entry
+    copy = kzoo.GPT2Tokenizer(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert id_lists(copy("It is a truth")) == id_lists(tokenizer("It is a truth"))
+
+
+def test_causal_lm_preprocessor(tokenizer):
+    preprocessor = kzoo.GPT2CausalLMPreprocessor(tokenizer, sequence_length=8)
+    x, y, weights = to_numpy(preprocessor(["Hello world", "a b c d e f g h i"]))
+    ids = x["token_ids"]
+    assert ids.shape == y.shape == weights.shape == (2, 8)
+    # <|endoftext|> Hello world <|endoftext|>, then padding.
+    assert ids[0, :4].tolist() == [END, 15496, 995, END]
+    assert x["padding_mask"][0].tolist() == [1] * 4 + [0] * 4
+    # Labels are the inputs shifted by one; padding carries no weight.
+    assert y[0, :3].tolist() == [15496, 995, END]
+    assert weights[0].tolist() == [1] * 3 + [0] * 5
+    # A long text is truncated and every label counts.
+    assert weights[1].tolist() == [1] * 8
+    np.testing.assert_array_equal(y[1, :-1], ids[1, 1:])
+
+
+def test_causal_lm_preprocessor_in_tf_data(tokenizer):
+    preprocessor = kzoo.GPT2CausalLMPreprocessor(tokenizer, sequence_length=8)
+    texts = ["Hello world", "a b c d e f g h i"]
+    eager = to_numpy(preprocessor(texts))
+    dataset = tf.data.Dataset.from_tensor_slices(texts).batch(2)
+    graph = to_numpy(next(iter(dataset.map(preprocessor))))
+    for a, b in zip(keras_flatten(eager), keras_flatten(graph)):
+        np.testing.assert_array_equal(a, b)
+
+
+def keras_flatten(structure):
+    import keras
+    return keras.tree.flatten(structure)
+
+
+def test_generate_pre_and_postprocess(tokenizer):
+    preprocessor = kzoo.GPT2CausalLMPreprocessor(tokenizer)
+    ids = preprocessor.generate_preprocess(["Hello world", "Hi"])
+    assert ids == [[END, 15496, 995], [END, 17250]]
+    texts = preprocessor.generate_postprocess(
+        [[END, 15496, 995, END], [END, 17250]], stop_token_ids=[END])
+    assert texts == ["Hello world", "Hi"]
+
+
+def test_classifier_preprocessor_pairs(tokenizer):
+    preprocessor = kzoo.GPT2Preprocessor(tokenizer, sequence_length=6)
+    x = to_numpy(preprocessor((["Hello world"], ["Hi"])))
+    # text_a <|endoftext|> text_b, no extract token by default.
+    assert x["token_ids"][0].tolist() == [15496, 995, END, 17250, END, END]
+    assert x["padding_mask"][0].tolist() == [1, 1, 1, 1, 0, 0]
+    single = to_numpy(kzoo.GPT2Preprocessor(
+        tokenizer, sequence_length=4, add_end_token=True)(["a b c d e"]))
+    assert single["token_ids"][0].tolist() == [64, 275, 269, END]
+    assert single["padding_mask"][0].tolist() == [1, 1, 1, 1]
