@@ -207,7 +207,8 @@ class ConversionReport:
         self.unused = {}             # source name -> why this model ignores it
         self.not_in_checkpoint = {}  # kzoo variable path -> why that is fine
         self.notes = []
-        self.seconds = None
+        self.seconds = None       # the whole conversion
+        self.load_seconds = None  # matching, reading and assigning tensors
 
     def summary(self):
         parts = [f"{len(self.used)} tensors loaded"]
@@ -397,7 +398,8 @@ class Converter:
             report.used.append(source_name)
             progress.advance(1, note=spec.group)
         progress.done()
-        report.seconds = time.perf_counter() - start
+        report.load_seconds = time.perf_counter() - start
+        report.seconds = report.seconds or report.load_seconds
         return report
 
     def _plan(self, model, task_name, checkpoint, report):

@@ -9,6 +9,7 @@ KZOO_SKIP_MINILM=1 says to leave it out on purpose.
 import importlib.util
 import os
 
+import keras
 import numpy as np
 import pytest
 
@@ -104,7 +105,7 @@ def test_last_hidden_state_matches_transformers(embedder, reference):
         "token_ids": batch["input_ids"].astype("int32"),
         "segment_ids": batch["token_type_ids"].astype("int32"),
         "padding_mask": batch["attention_mask"].astype("int32")})
-    hidden = np.asarray(outputs["sequence_output"])
+    hidden = keras.ops.convert_to_numpy(outputs["sequence_output"])
     real = batch["attention_mask"].astype(bool)
     difference = float(np.max(np.abs(hidden - reference["hidden"])[real]))
     print(f"MiniLM last hidden state, max abs: {difference:.2e}")
