@@ -147,7 +147,7 @@ def run(plan, timeout=None):
     deadline = None if timeout is None else time.monotonic() + timeout
     status = 0
     try:
-        while any(child.poll() is None for child in children):
+        while None in [child.poll() for child in children]:  # poll all
             failed = [c.returncode for c in children
                       if c.returncode not in (None, 0)]
             if failed:

@@ -15,15 +15,40 @@ CONFIG = dict(vocabulary_size=128, num_layers=2, num_heads=4, hidden_dim=32,
 BATCH, SEQ, MASKS = 8, 12, 3
 
 
+def gpt2():
+    """The GPT-2 family, or None before it lands."""
+    try:
+        from kzoo.models import gpt2
+    except ImportError:
+        return None
+    return gpt2
+
+
+def backbone_class(kind):
+    return gpt2().GPT2Backbone if kind == "causal_lm" else kzoo.BertBackbone
+
+
+def task_kinds():
+    """Every task kind the workers cover: one per head shape and family."""
+    return ("classifier", "masked_lm") + (
+        ("causal_lm",) if gpt2() is not None else ())
+
+
 def build_task(kind, preprocessor=None, config=None):
     """A freshly built tiny task, with deterministic initial weights (the
     same numbers on every backend, process and distribution)."""
     keras.utils.set_random_seed(1234)
-    backbone = kzoo.BertBackbone(**{**CONFIG, **(config or {})})
-    if kind == "classifier":
+    config = {**CONFIG, **(config or {})}
+    if kind == "causal_lm":
+        config.pop("num_segments", None)
+        backbone = gpt2().GPT2Backbone(**config)
+        task = gpt2().GPT2CausalLM(backbone, preprocessor=preprocessor)
+    elif kind == "classifier":
+        backbone = kzoo.BertBackbone(**config)
         task = kzoo.BertTextClassifier(backbone, num_classes=3,
                                        preprocessor=preprocessor, dropout=0.0)
     else:
+        backbone = kzoo.BertBackbone(**config)
         task = kzoo.BertMaskedLM(backbone, preprocessor=preprocessor)
     rng = np.random.default_rng(7)
     task.set_weights([rng.normal(0, 0.05, w.shape).astype("float32")
@@ -41,6 +66,10 @@ def batch(kind, size=BATCH):
     }
     x["padding_mask"][::2, -3:] = 0
     x = {k: v.astype("int32") for k, v in x.items()}
+    if kind == "causal_lm":
+        del x["segment_ids"]
+        y = np.roll(x["token_ids"], -1, axis=1)
+        return x, y
     if kind == "classifier":
         return x, rng.integers(0, 3, (size,)).astype("int32")
     x["mask_positions"] = np.tile(np.arange(1, 1 + MASKS), (size, 1)).astype(

@@ -1,0 +1,83 @@
+"""Running the distribution workers: each in its own process (the backend,
+the device count and the process group are fixed at start-up), bounded in
+time, killed (with its children) when it overruns."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+WORKERS = Path(__file__).resolve().parent / "workers"
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH = REPO / "scripts" / "launch.py"
+
+
+def worker_env(backend, **extra):
+    env = {**os.environ, "KERAS_BACKEND": backend,
+           "TF_CPP_MIN_LOG_LEVEL": "3", **extra}
+    # Workers import `common` from their folder and kzoo from the checkout.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(WORKERS), str(REPO), env.get("PYTHONPATH", "")])
+    # Virtual-device flags of an outer run must not leak into a worker.
+    if "XLA_FLAGS" not in extra:
+        env.pop("XLA_FLAGS", None)
+    return env
+
+
+def start(argv, env):
+    return subprocess.Popen(
+        [sys.executable] + [str(a) for a in argv], env=env, cwd=WORKERS,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+
+
+def finish(process, timeout):
+    """Wait for `process`; on timeout kill its whole process group. Returns
+    its output; raises with the output's tail when it failed."""
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        raise AssertionError(
+            f"worker timed out after {timeout}s:\n{output[-4000:]}")
+    if process.returncode != 0:
+        raise AssertionError(
+            f"worker exited with {process.returncode}:\n{output[-4000:]}")
+    return output
+
+
+def run(argv, env, timeout):
+    return finish(start(argv, env), timeout)
+
+
+def load_weights(path):
+    """Weights, logged loss and process count saved by train_step.py."""
+    data = np.load(path)
+    weights = [data[f"w{i}"] for i in range(
+        sum(1 for k in data.files if k.startswith("w")))]
+    return weights, float(data["loss"]), int(data["processes"])
+
+
+def two_processes_vs_one(backend, tmp_path, timeout=240):
+    """Run train_step.py as one process and, at the same time, as two
+    processes through scripts/launch.py; return both results."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    env = worker_env(backend)
+    single = start(["train_step.py", one], env)
+    launched = start([LAUNCH, "--backend", backend, "--processes", "2",
+                      "--timeout", str(timeout - 20), "train_step.py", two],
+                     env)
+    finish(launched, timeout)
+    finish(single, timeout)
+    return (load_weights(one / "process_0.npz"),
+            [load_weights(two / f"process_{i}.npz") for i in range(2)])
+
+
+def max_diff(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
