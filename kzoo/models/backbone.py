@@ -8,6 +8,7 @@ from kzoo.distribution.layouts import layout_map_from_rules
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.tensors import concrete_numpy
+from kzoo.utils.weights import load_weights_checked
 
 
 class Backbone(keras.Model):
@@ -150,7 +151,7 @@ class Backbone(keras.Model):
                    if load_weights else None)
         backbone = backbone_cls.from_config(config)
         if weights is not None:
-            backbone.load_weights(weights)
+            load_weights_checked(backbone, weights, presets.PresetError)
         return backbone
 
     def save_to_preset(self, preset_dir, metadata=None):

@@ -8,6 +8,7 @@ from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
+from kzoo.utils.weights import load_weights_checked
 
 # Config keys that describe the task's parts rather than the task itself.
 _PART_KEYS = ("backbone", "preprocessor")
@@ -226,7 +227,9 @@ class Task(keras.Model):
         task = cls.from_config(config, backbone=backbone,
                                preprocessor=preprocessor)
         if load_weights:
-            task.load_weights(preset.weights_file(presets.TASK_WEIGHTS))
+            load_weights_checked(
+                task, preset.weights_file(presets.TASK_WEIGHTS),
+                presets.PresetError)
         return task
 
     def save_to_preset(self, preset_dir, metadata=None):
