@@ -53,8 +53,10 @@ class GPT2CausalLM(Task):
     def default_compile_args(self):
         return {
             "optimizer": default_optimizer(learning_rate=5e-5),
+            # The mean over real tokens: padding neither adds loss nor
+            # dilutes it (Keras' default divides by all positions).
             "loss": keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True),
+                from_logits=True, reduction="mean_with_sample_weight"),
             "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(
                 name="accuracy")],
         }

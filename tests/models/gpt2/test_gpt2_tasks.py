@@ -1,0 +1,108 @@
+"""GPT2CausalLM and GPT2Classifier on raw text: fit, predict, generate,
+presets."""
+
+import keras
+import numpy as np
+import pytest
+
+import kzoo
+from gpt2_testing import TINY_GPT2_FULL_VOCAB
+from helpers import austen_passages, check_task
+
+END = 50256
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return kzoo.GPT2Tokenizer.from_preset("gpt2")
+
+
+def tiny_lm(tokenizer, sequence_length=32):
+    preprocessor = kzoo.GPT2CausalLMPreprocessor(
+        tokenizer, sequence_length=sequence_length)
+    backbone = kzoo.GPT2Backbone(**TINY_GPT2_FULL_VOCAB)
+    return kzoo.GPT2CausalLM(backbone, preprocessor=preprocessor)
+
+
+def test_causal_lm_training_lowers_loss(tokenizer):
+    # Real prose (Pride and Prejudice, tests/data/austen): a tiny GPT-2
+    # learns something in a few epochs.
+    texts = austen_passages("pride_and_prejudice", words=12)[:32]
+    lm = tiny_lm(tokenizer, sequence_length=16)
+    lm.compile(optimizer=keras.optimizers.Adam(1e-2))
+    before = lm.evaluate(texts, batch_size=32, verbose=0)[0]
+    history = lm.fit(texts, batch_size=8, epochs=3, verbose=0)
+    after = lm.evaluate(texts, batch_size=32, verbose=0)[0]
+    losses = history.history["loss"]
+    assert losses[-1] < losses[0]
+    assert after < before - 2.0, (before, after)
+
+
+def test_padding_is_masked_out_of_the_loss(tokenizer):
+    # The same text padded to two lengths has the same loss.
+    lm = tiny_lm(tokenizer, sequence_length=16)
+    short = lm.evaluate(["Hello world"], verbose=0)[0]
+    lm.preprocessor.sequence_length = 32
+    lm.preprocessor.packer.sequence_length = 33
+    longer = lm.evaluate(["Hello world"], verbose=0)[0]
+    np.testing.assert_allclose(short, longer, rtol=1e-5)
+
+
+def test_causal_lm_task_contract(tokenizer, tmp_path):
+    lm = tiny_lm(tokenizer)
+    check_task(lm, austen_passages("sense_and_sensibility")[:8],
+               tmp_path=tmp_path)
+
+
+def test_generate_text(tokenizer):
+    lm = tiny_lm(tokenizer)
+    single = lm.generate("It is a truth", max_length=12)
+    assert isinstance(single, str) and single.startswith("It is a truth")
+    batch = lm.generate(["It is a truth", "Mr. Bennet"], max_new_tokens=5,
+                        stop_token_ids=None)
+    assert [t[:len(p)] for t, p in zip(batch, ["It is a truth",
+                                               "Mr. Bennet"])] == \
+        ["It is a truth", "Mr. Bennet"]
+    new = lm.generate(["It is a truth", "Mr. Bennet"], max_new_tokens=5,
+                      stop_token_ids=None, strip_prompt=True)
+    assert [p + n for p, n in zip(["It is a truth", "Mr. Bennet"], new)] \
+        == batch
+    # Token ids in, token ids out: the start token, the prompt, 5 more.
+    ids = lm.generate([END, 1026, 318], max_new_tokens=5, stop_token_ids=None)
+    assert ids[:3] == [END, 1026, 318] and len(ids) == 8
+
+
+def test_classifier_task_contract(tokenizer, tmp_path):
+    preprocessor = kzoo.GPT2Preprocessor(tokenizer, sequence_length=24)
+    classifier = kzoo.GPT2Classifier(
+        kzoo.GPT2Backbone(**TINY_GPT2_FULL_VOCAB), num_classes=2,
+        preprocessor=preprocessor)
+    texts = austen_passages("pride_and_prejudice", words=12)[:8]
+    labels = np.array([0, 1] * 4)
+    check_task(classifier, texts, labels, tmp_path=tmp_path)
+    pairs = (texts, texts[::-1])
+    history = classifier.fit(pairs, labels, batch_size=4, epochs=1,
+                             verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_classifier_reads_the_last_real_token(tokenizer):
+    classifier = kzoo.GPT2Classifier(
+        kzoo.GPT2Backbone(**TINY_GPT2_FULL_VOCAB), num_classes=3)
+    token_ids = np.array([[10, 11, 12, 0, 0], [10, 11, 12, 13, 14]], "int32")
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], "int32")
+    out = classifier.predict({"token_ids": token_ids, "padding_mask": mask},
+                             verbose=0)
+    # Row 0 equals the classification of its unpadded prefix.
+    alone = classifier.predict({"token_ids": token_ids[:1, :3],
+                                "padding_mask": mask[:1, :3]}, verbose=0)
+    np.testing.assert_allclose(out[0], alone[0], atol=1e-5)
+
+
+def test_preprocessor_from_every_preset():
+    for name in ("gpt2", "gpt2_medium_en", "gpt2_large_en",
+                 "gpt2_extra_large_en"):
+        preprocessor = kzoo.GPT2CausalLMPreprocessor.from_preset(
+            name, sequence_length=16)
+        assert preprocessor.sequence_length == 16
+        assert preprocessor.tokenizer.vocabulary_size == 50257
