@@ -87,6 +87,10 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
         raise
     report.seconds = time.perf_counter() - start
     _say(f"Wrote kzoo preset {dest}: {report.summary()}", verbose)
+    for title, items in (("unused", report.unused),
+                         ("not in checkpoint", report.not_in_checkpoint)):
+        for name, reason in items.items():
+            _say(f"  {title}: {name}: {reason}", verbose)
     return report
 
 

