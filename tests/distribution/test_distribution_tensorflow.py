@@ -52,6 +52,7 @@ def test_preset_loads_trains_and_saves_inside_the_scope(mirrored_report):
     assert preset["variable_type"] == "MirroredVariable"
     assert preset["loaded_diff"] == 0.0
     assert preset["round_trip_diff"] == 0.0
+    assert preset["tuned_backbone_diff"] == 0.0
 
 
 def test_two_workers_take_the_combined_batch_step(tmp_path):
