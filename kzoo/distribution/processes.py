@@ -89,18 +89,10 @@ def initialize():
 
 def _initialize_jax():
     import jax
-    if not _has_accelerator_jax():
-        # CPU-only hosts need a collectives implementation for cross-process
-        # all-reduce; gloo ships with jaxlib.
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # Cross-process all-reduce between CPU devices needs a collectives
+    # implementation (gloo ships with jaxlib; GPUs and TPUs ignore this).
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
     keras.distribution.initialize()
-
-
-def _has_accelerator_jax():
-    # Read the platform request without initialising a backend (that must
-    # wait until jax.distributed.initialize has run).
-    platforms = os.environ.get("JAX_PLATFORMS", "")
-    return any(p in platforms for p in ("gpu", "cuda", "tpu", "rocm"))
 
 
 class _BatchShares:
