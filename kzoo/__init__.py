@@ -28,5 +28,6 @@ from kzoo.models.gpt2 import (
     GPT2Preprocessor,
     GPT2Tokenizer,
 )
+from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"
