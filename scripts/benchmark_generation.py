@@ -149,6 +149,11 @@ def _worker_transformers(options):
 
 
 def worker(implementation, options):
+    uses_torch = (implementation == "transformers"
+                  or os.environ.get("KERAS_BACKEND") == "torch")
+    if options.get("threads") and uses_torch:
+        import torch
+        torch.set_num_threads(int(options["threads"]))
     if implementation == "kzoo":
         first, times = _worker_kzoo(options, use_cache=True)
     elif implementation == "kzoo_no_cache":
@@ -181,6 +186,16 @@ def default_rows(backends, no_cache_backends):
 def run_one(implementation, backend, options, timeout=1800):
     env = dict(os.environ, KERAS_BACKEND=backend,
                TF_CPP_MIN_LOG_LEVEL="3")
+    threads = options.get("threads")
+    if threads:
+        # The same number of compute threads for every backend.
+        n = str(threads)
+        env.update(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n,
+                   TF_NUM_INTRAOP_THREADS=n, TF_NUM_INTEROP_THREADS="1")
+        if threads == 1:
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " "
+                                "--xla_cpu_multi_thread_eigen=false "
+                                "intra_op_parallelism_threads=1").strip()
     repo = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
     command = [sys.executable, str(Path(__file__).resolve()), "--worker",
@@ -235,7 +250,9 @@ def format_table(results, options=None):
             f"weights, batch {options['batch_size']}, "
             f"{options['prompt_length']}-token prompts, "
             f"{options['new_tokens']} new tokens, greedy; best of "
-            f"{options['repeats']} after a warm-up call")
+            f"{options['repeats']} after a warm-up call"
+            + (f"; {options['threads']} compute thread(s) per backend"
+               if options.get("threads") else ""))
     header = (f"{'implementation':<16} {'backend':<11} {'tokens/s':>9} "
               f"{'first call s':>13} {'vs keras-hub':>13} {'vs kzoo jax':>12}")
     lines += [header, "-" * len(header)]
@@ -274,6 +291,9 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tiny", action="store_true",
                         help="a 2-layer model: a smoke test of the script")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="compute threads for every backend (default: "
+                             "each library's own choice)")
     parser.add_argument("--quick", action="store_true",
                         help="one timed repeat")
     parser.add_argument("--only", nargs="+", choices=IMPLEMENTATIONS,
@@ -297,6 +317,7 @@ def main(argv=None):
         "batch_size": args.batch_size, "prompt_length": args.prompt_length,
         "new_tokens": args.new_tokens,
         "repeats": 1 if args.quick else args.repeats, "tiny": args.tiny,
+        "threads": args.threads,
     }
     rows = default_rows(args.backends, no_cache)
     if args.only:

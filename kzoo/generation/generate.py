@@ -267,7 +267,12 @@ def compiled_generate_function(model, sampler, stop_token_ids, pad_token_id,
            bool(use_cache))
     if key not in functions:
         build = beam_search_loop if sampler.is_beam else sampling_loop
-        loop = build(model, sampler, stop_token_ids=stop_token_ids,
-                     pad_token_id=pad_token_id, use_cache=use_cache)
-        functions[key] = compiled.CompiledFunction(loop, model)
+
+        def build_loop(decoder):
+            # `decoder` is the model, or (torch) a stand-in whose forward
+            # passes run as traced graphs; see compiled.TorchTracedDecoder.
+            return build(decoder, sampler, stop_token_ids=stop_token_ids,
+                         pad_token_id=pad_token_id, use_cache=use_cache)
+
+        functions[key] = compiled.CompiledFunction(build_loop, model)
     return functions[key]

@@ -87,11 +87,12 @@ class MultiHeadAttention(keras.layers.Layer):
 
         if cache is not None:
             # Write this step's keys/values at cache_index, attend over all.
-            start = [0, cache_index, 0, 0]
-            key_cache = ops.slice_update(cache[:, 0], start, key)
-            value_cache = ops.slice_update(cache[:, 1], start, value)
-            cache = ops.stack((key_cache, value_cache), axis=1)
-            key, value = key_cache, value_cache
+            # One slice_update of the whole cache: XLA does it in place,
+            # and eager backends copy the cache once rather than three
+            # times (two updates and a stack).
+            update = ops.stack((key, value), axis=1)  # (batch, 2, T, h, d)
+            cache = ops.slice_update(cache, [0, 0, cache_index, 0, 0], update)
+            key, value = cache[:, 0], cache[:, 1]
 
         attended = self._attend(query, key, value, attention_mask, training)
         shape = ops.shape(attended)
