@@ -26,6 +26,10 @@ Every process is given the same data and the *global* batch size; each
 engine gives each replica its share (Keras' dataset auto-sharding on JAX,
 tf.distribute's on TensorFlow, `torch_ddp` on PyTorch). `scripts/launch.py`
 sets the variables above for local runs and for each host of a cluster.
+
+`fit` and `evaluate` work under every launch. `predict` under several JAX
+processes does not (Keras 3.15 turns the cross-process output into numpy,
+which JAX refuses); predict on one process, e.g. after saving a preset.
 """
 
 import contextlib

@@ -3,6 +3,7 @@ in subprocesses, so the backend and device count are set before import)."""
 
 import json
 import sys
+import time
 
 import keras
 import numpy as np
@@ -89,6 +90,39 @@ TEXTS = [
     "Mr. Bennet replied that he had not.",
 ]
 LABELS = [0, 1, 2, 0, 1, 2, 0, 1]
+
+
+class StepTimer(keras.callbacks.Callback):
+    """Seconds per training step, read at each batch's end (reading the
+    loss waits for asynchronous backends to finish the step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        float(np.asarray((logs or {}).get("loss", 0.0)))
+        self.seconds.append(time.perf_counter() - self._start)
+
+    def median(self):
+        """The median step after the first (which compiles)."""
+        return float(np.median(self.seconds[1:]))
+
+
+def time_steps(task, x, y, steps=11):
+    """Median seconds per step of `task.fit` over `steps` batches of `x`."""
+    timer = StepTimer()
+    repeat = lambda a: (  # noqa: E731
+        {k: np.concatenate([v] * steps) for k, v in a.items()}
+        if isinstance(a, dict) else
+        list(a) * steps if isinstance(a, list) else
+        np.concatenate([a] * steps))
+    task.fit(repeat(x), repeat(y), batch_size=len(y), epochs=1,
+             shuffle=False, verbose=0, callbacks=[timer])
+    return timer.median()
 
 
 def write_json(path, payload):

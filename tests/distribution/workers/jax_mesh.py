@@ -8,14 +8,13 @@ argv[1]. With `--time`, also times a step (the sanity figure of the guide).
 
 import contextlib
 import sys
-import time
 
 import jax
 import keras
 import numpy as np
 
 from common import (BATCH, backbone_class, batch, build_task, max_diff,
-                    task_kinds, write_json)
+                    task_kinds, time_steps, write_json)
 from kzoo import distribution as kd
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
 
@@ -36,13 +35,7 @@ def one_step(kind, dist, timed=False):
                            verbose=0)
         weights = task.get_weights()
         predictions = np.asarray(task.predict(x, batch_size=BATCH, verbose=0))
-        step_s = None
-        if timed:
-            start = time.perf_counter()
-            for _ in range(5):
-                task.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False,
-                         verbose=0)
-            step_s = (time.perf_counter() - start) / 5
+        step_s = time_steps(task, x, y) if timed else None
     return {"task": task, "loss": history.history["loss"][0],
             "initial": initial, "weights": weights,
             "predictions": predictions, "step_s": step_s}

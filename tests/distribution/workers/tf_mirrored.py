@@ -8,7 +8,6 @@ Run with KERAS_BACKEND=tensorflow; writes a JSON report to argv[1].
 
 import sys
 import tempfile
-import time
 
 import tensorflow as tf
 
@@ -22,7 +21,8 @@ tf.config.set_logical_device_configuration(
 import numpy as np  # noqa: E402
 
 import kzoo  # noqa: E402
-from common import LABELS, TEXTS, build_task, max_diff, write_json  # noqa
+from common import (LABELS, TEXTS, build_task, max_diff,  # noqa: E402
+                    time_steps, write_json)
 from kzoo import distribution as kd  # noqa: E402
 
 TOKENIZER = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
@@ -46,13 +46,7 @@ def one_step(strategy, timed):
     history = task.fit(TEXTS, LABELS, batch_size=len(TEXTS), epochs=1,
                        shuffle=False, verbose=0)
     weights = task.get_weights()
-    step_s = None
-    if timed:
-        start = time.perf_counter()
-        for _ in range(5):
-            task.fit(TEXTS, LABELS, batch_size=len(TEXTS), epochs=1,
-                     shuffle=False, verbose=0)
-        step_s = (time.perf_counter() - start) / 5
+    step_s = time_steps(task, TEXTS, LABELS) if timed else None
     return task, history.history["loss"][0], weights, step_s
 
 
