@@ -1,0 +1,91 @@
+"""Run kzoo models on another Keras backend, for cross-backend tests.
+
+The backend is fixed when Keras is imported, so a test on backend A runs
+this file in a subprocess with `KERAS_BACKEND=B`:
+
+    python tests/cross_backend_worker.py job.json
+
+`job.json` holds a list of steps, each either
+
+    {"op": "run",  "class": "BertBackbone", "preset": DIR,
+     "inputs": NPZ | "texts": [...], "output": NPZ}
+        load `class.from_preset(DIR)`, run it (a backbone is called on the
+        arrays in NPZ, a task predicts on raw `texts`), write its outputs
+        and weights to NPZ;
+    {"op": "make", "class": ..., "config": {...} | "task": {...},
+     "preset": DIR, ...run fields...}
+        build a model with random weights (this backend's initialisers),
+        `save_to_preset(DIR)`, then do "run" on the saved preset.
+
+The test imports the same `make`/`run` functions to do its own side in
+process, so both sides follow one code path. Nothing here knows a model
+family: classes are looked up by name on the `kzoo` module.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def _kzoo_class(name):
+    import kzoo
+    return getattr(kzoo, name)
+
+
+def _flatten(outputs):
+    import keras
+    if isinstance(outputs, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in outputs.items()}
+    return {"output": keras.ops.convert_to_numpy(outputs)}
+
+
+def run(step):
+    """Load the preset, run the model, save outputs and weights."""
+    import keras
+    cls = _kzoo_class(step["class"])
+    model = cls.from_preset(step["preset"])
+    if "texts" in step:
+        outputs = model.predict(step["texts"], batch_size=len(step["texts"]),
+                                verbose=0)
+    else:
+        with np.load(step["inputs"]) as data:
+            inputs = {k: data[k] for k in data.files}
+        outputs = model(inputs, training=False)
+    arrays = {f"out/{k}": v for k, v in _flatten(outputs).items()}
+    for weight in model.weights:
+        arrays[f"weight/{weight.path}"] = keras.ops.convert_to_numpy(weight)
+    np.savez(step["output"], **arrays)
+    return arrays
+
+
+def make(step):
+    """Build with random weights, save as a preset, then `run` it."""
+    cls = _kzoo_class(step["class"])
+    if "task" in step:  # {"backbone_class", "backbone", "preprocessor"...}
+        spec = step["task"]
+        backbone = _kzoo_class(spec["backbone_class"])(**spec["backbone"])
+        preprocessor = cls.preprocessor_cls.from_preset(
+            spec["preprocessor_preset"], **spec.get("preprocessor", {}))
+        model = cls(backbone, preprocessor=preprocessor,
+                    **spec.get("kwargs", {}))
+    else:
+        model = cls(**step["config"])
+    model.save_to_preset(step["preset"])
+    return run(step)
+
+
+def main(job_file):
+    import keras
+    with open(job_file) as f:
+        job = json.load(f)
+    keras.utils.set_random_seed(job.get("seed", 0))
+    for step in job["steps"]:
+        {"run": run, "make": make}[step["op"]](step)
+    print(f"done on {keras.backend.backend()}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    main(sys.argv[1])
