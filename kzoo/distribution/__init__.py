@@ -26,6 +26,8 @@ from kzoo.distribution.layouts import (
     unmatched_rules,
 )
 from kzoo.distribution.processes import (
+    DataParallel,
+    ModelParallel,
     data_parallel,
     initialize,
     launched_processes,
@@ -36,6 +38,7 @@ from kzoo.distribution.tf_strategy import compile_scope, strategy
 
 __all__ = [
     "COLUMN", "COLUMN_BIAS", "EMBEDDING", "REPLICATED", "ROLES", "ROW",
+    "DataParallel", "ModelParallel",
     "compile_scope", "data_parallel", "initialize", "launched_processes",
     "layout_map_from_rules", "model_parallel", "prepare", "strategy",
     "transformer_rules", "unmatched_rules",

@@ -2,7 +2,6 @@
 in subprocesses, so the backend and device count are set before import)."""
 
 import json
-import sys
 import time
 
 import keras
@@ -134,6 +133,3 @@ def max_diff(a, b):
     return float(max(np.max(np.abs(np.asarray(x) - np.asarray(y)))
                      for x, y in zip(a, b)))
 
-
-if __name__ == "__main__":
-    sys.exit("a helper module, not a script")
