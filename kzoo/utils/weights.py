@@ -11,7 +11,8 @@ from collections import Counter
 
 
 def saved_shapes(path):
-    """Shapes of every tensor in a Keras `.weights.h5` file."""
+    """Shapes of every model tensor in a Keras `.weights.h5` file (the
+    optimizer state a compiled model also writes is left out)."""
     import h5py
 
     shapes = []
@@ -21,7 +22,13 @@ def saved_shapes(path):
             shapes.append(tuple(int(d) for d in obj.shape))
 
     with h5py.File(path, "r") as f:
-        f.visititems(visit)
+        for key, group in f.items():
+            if key == "optimizer":
+                continue
+            if isinstance(group, h5py.Dataset):
+                visit(key, group)
+            else:
+                group.visititems(visit)
     return shapes
 
 
