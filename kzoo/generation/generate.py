@@ -137,6 +137,18 @@ def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
     return max_length, end_positions.astype("int32")
 
 
+def prefill_length(prompt_lengths, max_length, smallest=16):
+    """Positions the prefill computes in parallel: the longest prompt,
+    rounded up to a power of two (at least `smallest`, at most
+    `max_length`). Rounding keeps the number of compiled programs small
+    (their shapes depend on it); covering only the prompts, not the whole
+    `max_length`, keeps the prefill cheap."""
+    length = smallest
+    while length < max(prompt_lengths):
+        length *= 2
+    return min(length, max_length)
+
+
 def generate(model, prompts, max_length=None, sampler="greedy", *,
              max_new_tokens=None, stop_token_ids="auto", strip_prompt=False,
              seed=None, use_cache=True, preprocessor=None,
@@ -192,7 +204,8 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
     function = compiled_generate_function(
         model, sampler, stop_token_ids, pad_token_id, use_cache)
     rng = compiled.initial_rng(seed)
-    outputs = function(token_ids, prompt_lengths, end_positions, rng)
+    prefix = token_ids[:, :prefill_length(prompt_lengths, max_length)]
+    outputs = function(token_ids, prefix, prompt_lengths, end_positions, rng)
 
     # 4. Back to the caller's kind of output.
     if sampler.is_beam:

@@ -17,17 +17,20 @@ are masked out by the causal mask.
 The loop asks the model for four things (GPT2CausalLM implements them):
 
     generation_cache(batch, max_length) -> cache (a list of tensors)
-    generation_prefill(token_ids, cache) -> cache
-        writes keys/values of all `max_length` positions (one parallel
-        forward; positions past a row's prompt are overwritten later)
+    generation_prefill(prefix, cache) -> cache
+        writes keys/values of positions `0 .. P - 1` in one parallel
+        forward (positions past a row's prompt are overwritten later)
     generation_step(token_ids (batch, 1), cache, index) -> (logits, cache)
         the token at position `index`; logits predict position `index + 1`
     generation_logits(token_ids (batch, max_length), index) -> logits
         without a cache: the whole sequence again (for comparison)
 
-Inputs of both loops: `token_ids (batch, max_length) int32`,
-`prompt_lengths (batch,)`, `end_positions (batch,)` (a row stops before
-this position, `<= max_length`), `rng` (see `compiled.initial_rng`).
+Inputs of both loops: `token_ids (batch, max_length) int32`, `prefix`
+(`token_ids[:, :P]`, the part the prefill computes in parallel: `P` covers
+the longest prompt, rounded up to a power of two so that a few programs
+serve all prompt lengths), `prompt_lengths (batch,)`, `end_positions
+(batch,)` (a row stops before this position, `<= max_length`) and `rng`
+(see `compiled.initial_rng`).
 """
 
 from keras import ops
@@ -67,13 +70,13 @@ def _next_logits(model, token_ids, cache, index, use_cache):
 # ----------------------------------------------------------------------
 def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                   use_cache=True):
-    """A function `(token_ids, prompt_lengths, end_positions, rng) ->
-    (token_ids, lengths)`: the generated rows (padded with `pad_token_id`)
+    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng)
+    -> (token_ids, lengths)`: the generated rows (padded with `pad_token_id`)
     and the number of real tokens in each (the prompt, the new tokens and
     a final stop token if one was produced)."""
     stop_token_ids = tuple(int(t) for t in stop_token_ids)
 
-    def generate(token_ids, prompt_lengths, end_positions, rng):
+    def generate(token_ids, prefix, prompt_lengths, end_positions, rng):
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
@@ -81,7 +84,8 @@ def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         cache = []
         if use_cache:
             cache = model.generation_prefill(
-                token_ids, model.generation_cache(batch, max_length))
+                ops.cast(prefix, "int32"),
+                model.generation_cache(batch, max_length))
 
         def cond(index, token_ids, lengths, done, rng, cache):
             return ops.logical_and(
@@ -143,8 +147,8 @@ def _keep(keep, old, new):
 
 def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                      use_cache=True):
-    """A function `(token_ids, prompt_lengths, end_positions, rng) ->
-    (sequences (batch, beams, max_length), scores (batch, beams),
+    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng)
+    -> (sequences (batch, beams, max_length), scores (batch, beams),
     lengths (batch, beams))`, beams best first.
 
     The bookkeeping mirrors Hugging Face `transformers`' vectorised beam
@@ -160,7 +164,7 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
     # all end in a stop token.
     candidates = max(2, 1 + len(stop_token_ids)) * num_beams
 
-    def generate(token_ids, prompt_lengths, end_positions, rng):
+    def generate(token_ids, prefix, prompt_lengths, end_positions, rng):
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
@@ -186,9 +190,9 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         flat_batch = batch * num_beams
         cache = []
         if use_cache:
+            prefix = ops.repeat(ops.cast(prefix, "int32"), num_beams, axis=0)
             cache = model.generation_prefill(
-                ops.reshape(running, (flat_batch, max_length)),
-                model.generation_cache(flat_batch, max_length))
+                prefix, model.generation_cache(flat_batch, max_length))
 
         def cond(index, *state):
             done = state[-2]

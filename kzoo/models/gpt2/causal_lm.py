@@ -126,7 +126,14 @@ class GPT2CausalLM(Task):
 
     def generation_step(self, token_ids, cache, index):
         hidden, cache = self.backbone.call_with_cache(token_ids, cache, index)
-        logits = self.lm_head(hidden[:, -1, :])  # (batch, vocab)
+        hidden = hidden[:, -1, :]  # (batch, hidden)
+        # The same product as `lm_head`, written `(E @ h^T)^T`: with a
+        # handful of rows, eager BLAS (torch on CPU) runs this form about
+        # 3x faster than `h @ E^T` on the transposed (vocab, hidden)
+        # matrix; XLA picks its own layout either way.
+        embeddings = self.backbone.token_embedding.embeddings
+        logits = ops.transpose(
+            ops.matmul(embeddings, ops.transpose(hidden)))  # (batch, vocab)
         return logits, cache
 
     def generation_logits(self, token_ids, index):
