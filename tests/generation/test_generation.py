@@ -175,7 +175,9 @@ def test_same_shapes_do_not_recompile():
     # (prefill, step).
     assert traces == (2 if keras.backend.backend() == "torch" else 1)
     lm.generate(first, max_length=17, sampler="top_p", seed=0)
-    assert function.traces == 2 * traces  # a new shape is a new program
+    # A new shape is a new program (torch: the step graph only; the
+    # prefill's shape did not change).
+    assert function.traces == traces + 1
 
 
 def test_generation_sees_new_weights(lm, prompts):
