@@ -24,34 +24,32 @@ def tiny_lm(tokenizer, sequence_length=32):
     return kzoo.GPT2CausalLM(backbone, preprocessor=preprocessor)
 
 
-def test_causal_lm_training_lowers_loss(tokenizer):
-    # Real prose (Pride and Prejudice, tests/data/austen): a tiny GPT-2
-    # learns something in a few epochs.
+def test_causal_lm_trains_on_text(tokenizer, tmp_path):
+    # Real prose (Pride and Prejudice, tests/data/austen): fit on raw
+    # strings lowers the loss of a tiny GPT-2; predict works; a preset
+    # round trip keeps everything (helpers.check_task).
     texts = austen_passages("pride_and_prejudice", words=12)[:32]
     lm = tiny_lm(tokenizer, sequence_length=16)
     lm.compile(optimizer=keras.optimizers.Adam(1e-2))
-    before = lm.evaluate(texts, batch_size=32, verbose=0)[0]
-    history = lm.fit(texts, batch_size=8, epochs=3, verbose=0)
-    after = lm.evaluate(texts, batch_size=32, verbose=0)[0]
+    history, _ = check_task(lm, texts, batch_size=8, epochs=3,
+                         tmp_path=tmp_path)
     losses = history.history["loss"]
-    assert losses[-1] < losses[0]
-    assert after < before - 2.0, (before, after)
+    assert losses[-1] < losses[0] - 1.5, losses
 
 
 def test_padding_is_masked_out_of_the_loss(tokenizer):
-    # The same text padded to two lengths has the same loss.
+    # The same text padded to two lengths has the same loss: padding adds
+    # nothing and does not dilute the mean.
     lm = tiny_lm(tokenizer, sequence_length=16)
-    short = lm.evaluate(["Hello world"], verbose=0)[0]
-    lm.preprocessor.sequence_length = 32
-    lm.preprocessor.packer.sequence_length = 33
-    longer = lm.evaluate(["Hello world"], verbose=0)[0]
-    np.testing.assert_allclose(short, longer, rtol=1e-5)
-
-
-def test_causal_lm_task_contract(tokenizer, tmp_path):
-    lm = tiny_lm(tokenizer)
-    check_task(lm, austen_passages("sense_and_sensibility")[:8],
-               tmp_path=tmp_path)
+    loss_fn = lm.default_compile_args()["loss"]
+    losses = []
+    for length in (16, 32):
+        preprocessor = kzoo.GPT2CausalLMPreprocessor(
+            tokenizer, sequence_length=length)
+        x, y, weights = preprocessor(["Hello world, and good day."])
+        losses.append(float(keras.ops.convert_to_numpy(
+            loss_fn(y, lm(x, training=False), weights))))
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
 
 
 def test_generate_text(tokenizer):
@@ -81,9 +79,8 @@ def test_classifier_task_contract(tokenizer, tmp_path):
     labels = np.array([0, 1] * 4)
     check_task(classifier, texts, labels, tmp_path=tmp_path)
     pairs = (texts, texts[::-1])
-    history = classifier.fit(pairs, labels, batch_size=4, epochs=1,
-                             verbose=0)
-    assert np.isfinite(history.history["loss"][0])
+    logits = classifier.predict(pairs, batch_size=4, verbose=0)
+    assert logits.shape == (8, 2) and np.all(np.isfinite(logits))
 
 
 def test_classifier_reads_the_last_real_token(tokenizer):
