@@ -1,13 +1,26 @@
 """Masked-LM masking (BERT: select 15%; of those 80% [MASK], 10% random,
-10% unchanged), through keras-hub's `MaskedLMMaskGenerator`.
+10% unchanged), in TensorFlow ops so it runs inside `tf.data`.
 
-It runs inside `tf.data`, so each epoch draws fresh masks: dynamic masking
-(RoBERTa) comes for free once the dataset is re-iterated.
+Each pass over a dataset draws fresh masks: dynamic masking (RoBERTa).
+
+Why not keras-hub's `MaskedLMMaskGenerator`: its randomness comes from
+TensorFlow's stateful random ops (through tf-text). Once a global seed is
+set (`keras.utils.set_random_seed`, which most training scripts call),
+those ops restart from the same state every time `tf.data` re-creates its
+iterator, i.e. every epoch: the "dynamic" masks repeat epoch after epoch.
+Here the randomness comes from one `tf.random.Generator`, a variable whose
+state carries over between epochs; it is seeded from Python's `random`, so
+a seeded program masks reproducibly (given a sequential `map`; with
+parallel calls, which batch gets which draws depends on thread timing, as
+for any stateful random op in tf.data). The selection rule is
+tf-text's (the one keras-hub used): ceil(rate x selectable tokens), capped
+at `mask_selection_length`, special tokens never selected.
 """
 
 import math
+import random
 
-import keras_hub
+import tensorflow as tf
 
 
 class MaskedLMMasker:
@@ -23,29 +36,90 @@ class MaskedLMMasker:
             ceil(1.25 * rate * sequence_length), room above the mean so the
             cap rarely bites (BERT used 20 for 128 tokens).
         mask_token_rate, random_token_rate: the 80% / 10% split.
+        seed: seed of the masks; default: drawn from Python's `random`
+            (so `keras.utils.set_random_seed` makes masking reproducible).
     """
 
     def __init__(self, vocabulary_size, mask_token_id, unselectable_token_ids,
                  sequence_length, mask_selection_rate=0.15,
                  mask_selection_length=None, mask_token_rate=0.8,
-                 random_token_rate=0.1):
+                 random_token_rate=0.1, seed=None):
+        if not 0.0 <= mask_selection_rate <= 1.0:
+            raise ValueError(
+                f"mask_selection_rate must be in [0, 1]; got "
+                f"{mask_selection_rate}.")
+        if mask_token_rate < 0 or random_token_rate < 0 or \
+                mask_token_rate + random_token_rate > 1.0:
+            raise ValueError(
+                "mask_token_rate and random_token_rate must be >= 0 and sum "
+                f"to at most 1; got {mask_token_rate} + {random_token_rate}.")
         if mask_selection_length is None:
             mask_selection_length = max(
                 1, math.ceil(1.25 * mask_selection_rate * sequence_length))
+        self.vocabulary_size = int(vocabulary_size)
+        self.mask_token_id = int(mask_token_id)
+        self.unselectable_token_ids = sorted({int(i) for i in
+                                              unselectable_token_ids})
+        self.mask_selection_rate = float(mask_selection_rate)
         self.mask_selection_length = int(mask_selection_length)
-        self.generator = keras_hub.layers.MaskedLMMaskGenerator(
-            vocabulary_size=vocabulary_size,
-            mask_selection_rate=mask_selection_rate,
-            mask_token_id=mask_token_id,
-            mask_selection_length=self.mask_selection_length,
-            unselectable_token_ids=list(unselectable_token_ids),
-            mask_token_rate=mask_token_rate,
-            random_token_rate=random_token_rate,
-        )
+        self.mask_token_rate = float(mask_token_rate)
+        self.random_token_rate = float(random_token_rate)
+        if seed is None:
+            seed = random.getrandbits(63)
+        # On the CPU, where tf.data runs, whatever devices TensorFlow sees.
+        with tf.device("/CPU:0"):
+            self.generator = tf.random.Generator.from_seed(int(seed))
 
     def __call__(self, token_ids):
         """Returns (masked token ids, mask positions, original ids at those
-        positions, weights: 1 for a real selection, 0 for padding)."""
-        masked = self.generator(token_ids)
-        return (masked["token_ids"], masked["mask_positions"],
-                masked["mask_ids"], masked["mask_weights"])
+        positions, weights: 1 for a real selection, 0 for padding).
+
+        `token_ids` is `(batch, seq)` (or `(seq,)`); the outputs beyond the
+        first are `(batch, mask_selection_length)` (or unbatched).
+        """
+        token_ids = tf.convert_to_tensor(token_ids)
+        if token_ids.shape.rank == 1:
+            outputs = self(token_ids[tf.newaxis])
+            return tuple(t[0] for t in outputs)
+        dtype = token_ids.dtype
+        ids = tf.cast(token_ids, tf.int32)
+        batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
+        slots = self.mask_selection_length
+
+        # --- Which positions: a random order of the selectable ones. ---
+        unselectable = tf.constant(self.unselectable_token_ids, tf.int32)
+        selectable = tf.reduce_all(
+            ids[:, :, tf.newaxis] != unselectable, axis=-1)  # (batch, seq)
+        count = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
+        num_to_select = tf.minimum(
+            tf.cast(tf.math.ceil(count * self.mask_selection_rate), tf.int32),
+            slots)  # (batch,)
+        # Unselectable positions sort after every selectable one; padding
+        # columns (when slots > seq) after those.
+        scores = tf.where(selectable,
+                          self.generator.uniform(tf.shape(ids)), 2.0)
+        scores = tf.pad(scores, [[0, 0], [0, tf.maximum(slots - length, 0)]],
+                        constant_values=3.0)
+        _, order = tf.math.top_k(-scores, k=slots)  # (batch, slots)
+        weights = tf.range(slots)[tf.newaxis, :] < num_to_select[:, tf.newaxis]
+        # Selected positions in sequence order, padding slots at the end.
+        positions = tf.sort(tf.where(weights, order, length + slots), axis=1)
+        positions = tf.where(weights, positions, 0)
+        mask_ids = tf.where(weights, tf.gather(ids, positions, batch_dims=1),
+                            0)
+
+        # --- What goes there: 80% [MASK], 10% random, 10% unchanged. ---
+        draw = self.generator.uniform((batch, slots))
+        random_ids = self.generator.uniform(
+            (batch, slots), 0, self.vocabulary_size, dtype=tf.int32)
+        values = tf.where(
+            draw < self.mask_token_rate, self.mask_token_id,
+            tf.where(draw < self.mask_token_rate + self.random_token_rate,
+                     random_ids, mask_ids))
+        rows = tf.broadcast_to(tf.range(batch)[:, tf.newaxis], (batch, slots))
+        indices = tf.stack([rows, positions], axis=-1)
+        masked = tf.tensor_scatter_nd_update(
+            ids, tf.boolean_mask(indices, weights),
+            tf.boolean_mask(values, weights))
+        return (tf.cast(masked, dtype), positions, tf.cast(mask_ids, dtype),
+                tf.cast(weights, tf.float32))
