@@ -53,7 +53,8 @@ class MultiHeadAttention(keras.layers.Layer):
         for layer in (self.query_dense, self.key_dense, self.value_dense):
             layer.build(input_shape)
         self.output_dense.build(tuple(input_shape[:-1]) + (width,))
-        self.dropout_layer = keras.layers.Dropout(self.dropout)
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy)
         self.built = True
 
     def _split_heads(self, x):
@@ -70,11 +71,14 @@ class MultiHeadAttention(keras.layers.Layer):
         if training and self.dropout > 0:
             # The fused kernel has no dropout; training follows the original
             # (softmax, then dropout on the probabilities) explicitly.
+            # Softmax in float32: under mixed precision -1e9 is -inf in
+            # float16, and float16 softmax loses small probabilities.
             scale = 1.0 / (self.head_dim ** 0.5)
-            scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * scale
+            scores = ops.cast(ops.einsum("bqhd,bkhd->bhqk", query, key),
+                              "float32") * scale
             if mask is not None:
-                scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
-            probs = ops.softmax(scores, axis=-1)
+                scores = ops.where(mask, scores, -1e9)
+            probs = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
             probs = self.dropout_layer(probs, training=training)
             return ops.einsum("bhqk,bkhd->bqhd", probs, value)
         return ops.dot_product_attention(query, key, value, mask=mask)

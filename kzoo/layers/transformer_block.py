@@ -68,7 +68,9 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=self.layer_norm_epsilon, dtype=policy,
             name="output_layer_norm")
         self.output_layer_norm.build(input_shape)
-        self.dropout_layer = keras.layers.Dropout(self.dropout)
+        # With the block's policy: a default (float32) Dropout would hand
+        # float32 back into a float16 residual under mixed precision.
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=policy)
         self.built = True
 
     def _feed_forward(self, x, training):

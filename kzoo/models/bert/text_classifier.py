@@ -38,7 +38,8 @@ class BertTextClassifier(Task):
                  **kwargs):
         dropout = backbone.dropout if dropout is None else float(dropout)
         # === Layers ===
-        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+        dropout_layer = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(
             num_classes, kernel_initializer=bert_kernel_initializer(
                 backbone.initializer_range),

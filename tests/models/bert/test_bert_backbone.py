@@ -93,3 +93,9 @@ def test_mixed_precision_policy(inputs):
     assert keras.backend.standardize_dtype(out["sequence_output"].dtype) == \
         "float16"
     assert backbone.token_embedding.embeddings.dtype == "float32"
+    assert np.all(np.isfinite(to_numpy(out["sequence_output"])))
+    # Training mode (dropout, explicit attention) stays in float16 too.
+    out = backbone(inputs, training=True)
+    assert keras.backend.standardize_dtype(out["pooled_output"].dtype) == \
+        "float16"
+    assert np.all(np.isfinite(to_numpy(out["sequence_output"])))
