@@ -97,8 +97,10 @@ class GPT2CausalLM(Task):
             beams).
 
         The loop is compiled on first use (`jax.jit`, XLA `tf.function`; on
-        torch a cached eager loop) and reused for the same settings and
-        shapes: the batch size and `max_length` fix the shape.
+        torch a Python loop replaying TorchScript-traced forward passes) and
+        reused for the same settings and shapes: the batch size,
+        `max_length` and the longest prompt rounded up to a power of two
+        fix the shapes.
         """
         tokenizer = getattr(self.preprocessor, "tokenizer", None)
         end_token_id = getattr(tokenizer, "end_token_id", None)

@@ -155,3 +155,25 @@ def test_classifier_round_trip(tmp_path):
     again = transformers.GPT2ForSequenceClassification.from_pretrained(
         tmp_path / "out")
     assert torch.equal(again.score.weight, hf_model.score.weight)
+
+
+@pytest.mark.parametrize("name,sizes", [
+    ("gpt2_base_en", dict(n_layer=12, n_head=12, n_embd=768)),
+    ("gpt2_medium_en", dict(n_layer=24, n_head=16, n_embd=1024)),
+    ("gpt2_large_en", dict(n_layer=36, n_head=20, n_embd=1280)),
+    ("gpt2_extra_large_en", dict(n_layer=48, n_head=25, n_embd=1600)),
+])
+def test_named_presets_match_their_checkpoints(name, sizes):
+    # from_preset(name) downloads openai-community/gpt2* and converts it,
+    # refusing a checkpoint whose config differs from the preset's: the
+    # original configs (transformers' GPT2Config defaults plus the sizes)
+    # must map onto the preset configs exactly.
+    from kzoo.convert.gpt2 import GPT2Converter
+    hf_config = transformers.GPT2Config(**sizes).to_dict()
+    preset = kzoo.presets.resolve(name)
+    expected = dict(preset.json("config.json")["config"])
+    for key in ("name", "trainable", "dtype"):
+        expected.pop(key)
+    assert GPT2Converter().backbone_kwargs(hf_config) == expected
+    source = preset.metadata["source"]
+    assert source["huggingface"].startswith("openai-community/gpt2")
