@@ -17,7 +17,9 @@
    `initial_rng(seed)` and `uniform(rng, shape) -> (noise, next_rng)`.
    Keras' own `keras.random` needs a stateful `SeedGenerator` (a variable)
    or a Python int; an explicit key threaded through the loop is simpler to
-   compile and makes seeded sampling reproducible on every backend.
+   compile and makes seeded sampling reproducible on every backend. (Each
+   backend has its own generator: a seed repeats its tokens on one
+   backend, not across backends.)
 """
 
 import random as _python_random
