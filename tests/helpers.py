@@ -318,9 +318,25 @@ def check_task(task, x, y=None, tmp_path=None, batch_size=4, epochs=1):
     for array in keras.tree.flatten(predictions):
         assert array.shape[0] == n
         assert np.all(np.isfinite(array))
+    # The same raw text as a tf.data.Dataset gives the same predictions.
+    # (Keras reads a dataset element as (x, y, sample_weight): sentence
+    # pairs travel as a 1-tuple holding the pair.)
+    elements = (x,) if isinstance(x, tuple) else x
+    dataset = tf.data.Dataset.from_tensor_slices(elements).batch(batch_size)
+    from_dataset = task.predict(dataset, verbose=0)
+    if not _has_random_preprocessing(task):
+        assert_all_close(from_dataset, predictions, atol=1e-5,
+                         what="predict(tf.data.Dataset of text)")
+    else:  # masked inputs differ per call; shapes must not
+        keras.tree.assert_same_structure(to_numpy(from_dataset), predictions)
     if tmp_path is not None:
         check_task_preset(task, tmp_path)
     return history, predictions
+
+
+def _has_random_preprocessing(task):
+    """Masked-LM style preprocessors draw new masks on every call."""
+    return hasattr(task.preprocessor, "masker")
 
 
 def check_task_preset(task, tmp_path, x=None):
