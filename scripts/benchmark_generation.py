@@ -20,8 +20,15 @@ never share a process and each starts cold.
     python scripts/benchmark_generation.py --backends jax torch --quick
     python scripts/benchmark_generation.py --json results.json
 
-`run(options)` returns the rows and `format_table(rows)` prints them, for
-use as a section of scripts/benchmark.py.
+For use as a section of scripts/benchmark.py:
+
+    import benchmark_generation as generation
+    options = generation.default_options(threads=1, rounds=3)
+    print(generation.format_table(generation.run(options), options))
+
+On a shared CPU, `--threads 1 --rounds 3` gives the steadiest numbers:
+every backend gets the same single compute thread, and each row keeps the
+best of three interleaved rounds.
 """
 
 import argparse
@@ -289,6 +296,20 @@ def format_table(results, options=None):
             f"{row['first_call_s']:>13.1f} {versus_hub:>13} "
             f"{versus_jax:>12}")
     return "\n".join(lines)
+
+
+def default_options(**overrides):
+    """The options `run` and `format_table` take, with the issue's
+    defaults (GPT-2 small, batch 4, 32-token prompts, 64 new tokens, every
+    backend, the no-cache row on jax only)."""
+    options = {"backends": list(BACKENDS), "no_cache_backends": ["jax"],
+               "batch_size": 4, "prompt_length": 32, "new_tokens": 64,
+               "repeats": 3, "tiny": False, "threads": None, "rounds": 1}
+    unknown = set(overrides) - set(options)
+    if unknown:
+        raise ValueError(f"unknown benchmark options {sorted(unknown)}")
+    options.update(overrides)
+    return options
 
 
 def parse_args(argv=None):
