@@ -54,6 +54,10 @@ def parse_args(argv=None):
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--intermediate", type=int, default=3072)
     parser.add_argument("--vocab", type=int, default=30522)
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="torch.set_num_threads for every torch run "
+                             "(kzoo/keras-hub on torch, transformers); "
+                             "default: torch's own choice")
     parser.add_argument("--skip-train", action="store_true",
                         help="forward only")
     parser.add_argument("--json", help="also write the results here")
@@ -77,13 +81,21 @@ def make_inputs(args):
 
 
 def time_steps(step, args):
-    """Seconds per step: `warmup` untimed calls, then `steps` timed."""
+    """Seconds per step: `warmup` untimed calls, then the median of
+    `steps` timed ones (the median shrugs off a step that another process
+    on the machine slowed down; the mean would not)."""
     for _ in range(args.warmup):
         step()
-    start = time.perf_counter()
+    seconds = []
     for _ in range(args.steps):
+        start = time.perf_counter()
         step()
-    return (time.perf_counter() - start) / args.steps
+        seconds.append(time.perf_counter() - start)
+    seconds.sort()
+    middle = len(seconds) // 2
+    if len(seconds) % 2:
+        return seconds[middle]
+    return (seconds[middle - 1] + seconds[middle]) / 2
 
 
 # ----------------------------------------------------------------------
@@ -171,6 +183,10 @@ def measure_transformers(args):
 
 def worker(args):
     backend, library = args.worker.split(":")
+    if args.torch_threads and (backend == "torch" or
+                               library == "transformers"):
+        import torch
+        torch.set_num_threads(args.torch_threads)
     if library == "transformers":
         result = measure_transformers(args)
     else:
@@ -212,7 +228,8 @@ def print_table(args, results):
     print(f"\nBERT {args.layers} layers x {args.hidden} hidden, "
           f"{args.heads} heads, {args.intermediate} intermediate, vocab "
           f"{args.vocab}; batch {args.batch} x {args.seq} tokens; "
-          f"{args.steps} timed steps after {args.warmup} warm-up.\n")
+          f"median of {args.steps} timed steps after {args.warmup} "
+          "warm-up.\n")
     header = (f"{'backend':<11} {'library':<13} {'fwd tok/s':>12} "
               f"{'train tok/s':>12}")
     print(header)
@@ -243,8 +260,8 @@ def print_table(args, results):
                 else:
                     row.append(f"{'-':>9}")
             print(f"{backend + ': kzoo/' + name:<30} {' '.join(row)}")
-    print("\n(ratio > 1: kzoo is faster; tokens/s = batch x seq / seconds "
-          "per step)")
+    print("\n(ratio > 1: kzoo is faster; tokens/s = batch x seq / median "
+          "seconds per step)")
 
 
 def main(argv=None):
