@@ -11,6 +11,7 @@ from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
+from kzoo.training.losses import token_loss
 
 # Masked LM does not use the pooler, so it gets no gradient; that is
 # expected, not the user's mistake Keras warns about.
@@ -32,7 +33,8 @@ def build_mlm_head(backbone):
 def mlm_compile_args(learning_rate):
     return {
         "optimizer": default_optimizer(learning_rate),
-        "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        # Averaged over the real masked tokens, as BERT and transformers do.
+        "loss": token_loss(),
         "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy()],
     }
 

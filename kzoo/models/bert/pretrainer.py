@@ -80,7 +80,9 @@ class BertPretrainer(Task):
         accuracy = keras.metrics.SparseCategoricalAccuracy
         return {
             "optimizer": args["optimizer"],
-            "loss": {"mlm": loss, "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+            "loss": {"mlm": loss,
+                     "nsp": keras.losses.SparseCategoricalCrossentropy(
+                         from_logits=True)},
             "weighted_metrics": {"mlm": [accuracy(name="mlm_accuracy")],
                                  "nsp": [accuracy(name="nsp_accuracy")]},
         }

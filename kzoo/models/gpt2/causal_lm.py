@@ -10,6 +10,7 @@ from kzoo.models.gpt2.preprocessor import GPT2CausalLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
+from kzoo.training.losses import token_loss
 
 
 def gpt2_task_inputs(backbone):
@@ -55,8 +56,7 @@ class GPT2CausalLM(Task):
             "optimizer": default_optimizer(learning_rate=5e-5),
             # The mean over real tokens: padding neither adds loss nor
             # dilutes it (Keras' default divides by all positions).
-            "loss": keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, reduction="mean_with_sample_weight"),
+            "loss": token_loss(),
             "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(
                 name="accuracy")],
         }

@@ -1,0 +1,33 @@
+"""Losses shared by every task family.
+
+Token-level objectives (masked LM, span masking, replaced-token detection,
+span corruption, causal LM) all score a fixed number of slots per example,
+of which only some are real: a short text at a long `sequence_length` has
+few masks and many empty slots. The original BERT and `transformers`
+average the loss over the real tokens (labels != -100), so the gradient of
+a batch does not shrink with the number of empty slots. Every such
+objective in kzoo uses `token_loss()` so they all normalise the same way:
+sum(loss x weight) / sum(weight), the real tokens of the batch.
+"""
+
+import keras
+
+# Keras' name for sum(loss * sample_weight) / sum(sample_weight), with 0/0
+# read as 0 (a batch with no real token contributes no loss).
+PER_REAL_TOKEN = "mean_with_sample_weight"
+
+
+def token_loss(name=None):
+    """Sparse cross-entropy on logits, averaged over the real tokens of a
+    batch (the slots whose sample weight is 1)."""
+    return keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=PER_REAL_TOKEN,
+        name=name or "sparse_categorical_crossentropy")
+
+
+def binary_token_loss(name=None):
+    """Binary cross-entropy on logits per token (replaced-token detection),
+    averaged over the real tokens."""
+    return keras.losses.BinaryCrossentropy(
+        from_logits=True, reduction=PER_REAL_TOKEN,
+        name=name or "binary_crossentropy")
