@@ -35,6 +35,11 @@ class MissingWeightsError(FileNotFoundError):
     """`load_weights=True` but no weights file exists where we look."""
 
 
+class RandomHeadWarning(UserWarning):
+    """A task head that pretraining trains has no pretrained weights in the
+    preset, so it starts from random initialisation."""
+
+
 def builtin_presets_dir():
     """Named presets: inside the installed wheel, or the source checkout."""
     package_dir = Path(__file__).resolve().parent
@@ -82,11 +87,19 @@ class Preset:
         """Where `filename` is looked for, in order."""
         return [self.path / filename, cache_dir() / self.name / filename]
 
-    def weights_file(self, filename=BACKBONE_WEIGHTS):
-        locations = self.weight_locations(filename)
-        for location in locations:
+    def find_weights_file(self, filename):
+        """The first existing `filename` in `weight_locations`, or None
+        (nothing is fetched)."""
+        for location in self.weight_locations(filename):
             if location.exists():
                 return location
+        return None
+
+    def weights_file(self, filename=BACKBONE_WEIGHTS):
+        locations = self.weight_locations(filename)
+        found = self.find_weights_file(filename)
+        if found is not None:
+            return found
         if self.metadata.get("source", {}).get("huggingface") or \
                 self.metadata.get("source", {}).get("python_package"):
             # Declared sources: an installed package, then the hub

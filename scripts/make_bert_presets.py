@@ -69,7 +69,8 @@ def source_metadata(name, spec):
         "how_to_get": (
             "from_preset downloads and converts it on first use; offline, "
             f"download {HF}/{spec['repo']} (config.json + model.safetensors) "
-            f"and run `kzoo convert <that folder> ~/.cache/kzoo/{name}`"),
+            f"and run `kzoo convert <that folder> ~/.cache/kzoo/{name} --task "
+            "pretraining`"),
         "note": (
             "sha256 of the hub files not recorded (they could not be fetched "
             "when this preset was written); a download is checked against "
@@ -104,6 +105,10 @@ def write_preset(root, name, spec, vocab):
         "params": int(backbone.count_params()),
         "license": "Apache-2.0",
         "source": source_metadata(name, spec),
+        # Google's BERT checkpoints were released with the pretraining
+        # heads (MLM and NSP, Hugging Face's cls.*): tasks load them, and a
+        # conversion that lacks them is an error, not a random head.
+        "heads": ["mlm_head", "nsp_head"],
         "tokenizer": {
             "vocab.txt": {
                 "sha256": sha256_of(folder / "vocab.txt"),

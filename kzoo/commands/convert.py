@@ -18,7 +18,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--task", default="auto",
         help="--to kzoo: 'auto' (from the checkpoint's architecture), "
-        "'backbone', or a kzoo task class (e.g. BertMaskedLM)")
+        "'backbone', 'pretraining' (keep every pretraining head the "
+        "checkpoint has: what a named preset's cache holds), or a kzoo task "
+        "class (e.g. BertMaskedLM)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace DEST if it exists")
     parser.add_argument("--quiet", action="store_true",

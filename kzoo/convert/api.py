@@ -24,6 +24,8 @@ def _say(message, verbose):
 def _resolve_task(converter, checkpoint, task):
     if task in (None, "auto"):
         return converter.detect_task(checkpoint)
+    if task == "pretraining":
+        return converter.pretraining_task(checkpoint)
     if task in ("backbone", "none", converter.backbone_class):
         return None
     if task not in converter.task_names():
@@ -57,7 +59,9 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
             everything is written into a staging folder beside it, which is
             renamed into place only when the conversion succeeded.
         task: "auto" (from the checkpoint's `architectures`), "backbone",
-            or a kzoo task class name (e.g. "BertMaskedLM").
+            "pretraining" (the task that keeps every pretraining head the
+            checkpoint has, e.g. MLM + NSP), or a kzoo task class name
+            (e.g. "BertMaskedLM").
         overwrite: replace an existing preset at `dest`.
         source: provenance to record in metadata.json (defaults to src).
         metadata: further metadata.json fields.
@@ -124,6 +128,10 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
             "report": report.to_json(),
         },
     }
+    if task_name is not None:
+        from kzoo.models.head_weights import head_variables
+        fields["heads"] = sorted({key.split("/", 1)[0]
+                                  for key in head_variables(model)})
     labels = checkpoint.config.get("id2label")
     if task_name == "BertTextClassifier" and labels:
         fields["labels"] = {str(k): v for k, v in labels.items()}

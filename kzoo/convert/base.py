@@ -306,6 +306,21 @@ class Converter:
     def task_names(self):
         return sorted({t for t in self.architectures.values() if t})
 
+    # (task class name, canonical tensors that show its heads), richest
+    # first: the task that keeps every pretraining head a checkpoint has.
+    pretraining_tasks = ()
+
+    def pretraining_task(self, checkpoint):
+        """The task that keeps the most of the checkpoint's pretraining
+        heads (named presets convert to it, so `BertMaskedLM.from_preset`
+        gets the MLM head and `BertPretrainer` the NSP head too); None when
+        the checkpoint has none."""
+        names = {self.canonical_name(n) for n in checkpoint.tensors.names()}
+        for task_name, tensors in self.pretraining_tasks:
+            if all(t in names for t in tensors):
+                return task_name
+        return None
+
     def write_tokenizer(self, checkpoint, preset_dir, report):
         """Write tokenizer assets into `preset_dir` and return the kzoo
         tokenizer (None when the checkpoint has no tokenizer files)."""

@@ -80,6 +80,11 @@ class BertConverter(Converter):
         "BertForSequenceClassification": "BertTextClassifier",
     }
     backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
+    pretraining_tasks = (
+        ("BertPretrainer", ("cls.predictions.transform.dense.weight",
+                            "cls.seq_relationship.weight")),
+        ("BertMaskedLM", ("cls.predictions.transform.dense.weight",)),
+    )
     skipped_tensors = {
         r"embeddings\.position_ids": "a buffer (0..max_len-1), not a weight",
         r"embeddings\.token_type_ids": "a buffer (zeros), not a weight",

@@ -326,7 +326,9 @@ def fetch_preset_weights(preset, filename, looked, verbose=True):
 
 
 def _convert_for_preset(preset, folder, dest, verbose, source):
-    hf_to_preset(folder, dest, task="backbone", overwrite=True,
+    # The pretraining heads come along (task.weights.h5), so a task built
+    # on the preset gets the checkpoint's MLM/NSP head, not a random one.
+    hf_to_preset(folder, dest, task="pretraining", overwrite=True,
                  verbose=verbose, source=source,
                  expected_config=_config_check(preset),
                  metadata={"name": preset.name})
@@ -369,7 +371,8 @@ def _missing_message(preset, filename, looked, tried, source, dest):
             "config.json, model.safetensors"
         lines.append(
             f"  - download {names} from {DEFAULT_ENDPOINT}/{repo} into a "
-            f"folder DIR, then run `kzoo convert DIR {dest}`;")
+            f"folder DIR, then run `kzoo convert DIR {dest} --task "
+            "pretraining`;")
     lines.append(f"  - or copy a converted kzoo preset folder (holding "
                  f"{filename}) to {dest}/;")
     lines.append("  - or pass load_weights=False for a randomly initialised "

@@ -5,6 +5,7 @@ from pathlib import Path
 import keras
 
 from kzoo import presets
+from kzoo.models.head_weights import save_head_weights
 from kzoo.utils.files import read_json, sha256_of, write_json
 
 
@@ -49,8 +50,9 @@ def write_task(task, preset_dir, metadata=None):
     if task.preprocessor is not None:
         task.preprocessor.save_to_preset(preset_dir)
     write_json(preset_dir / "task.json", task.config_entry())
+    # Only the heads: the backbone's weights are in model.weights.h5.
     weights = preset_dir / presets.TASK_WEIGHTS
-    task.save_weights_atomic(weights)
+    save_head_weights(task, weights)
     old = read_json(preset_dir / "metadata.json")
     update_metadata(
         preset_dir, task_class_name=type(task).__name__,

@@ -1,10 +1,13 @@
 """Task: a backbone plus a head, trainable end to end on raw text."""
 
+import warnings
+
 import keras
 import tensorflow as tf
 
 from kzoo import presets
 from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
+from kzoo.models import head_weights
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
@@ -34,6 +37,9 @@ class Task(keras.Model):
     backbone_cls = Backbone
     preprocessor_cls = None
     extra_input_names = ()
+    # Heads that pretraining trained (an MLM head, NSP): loaded from the
+    # preset, and named in a warning or error when it has none.
+    pretrained_heads = ()
 
     def _finish_init(self, backbone, preprocessor):
         # Called by subclasses after the functional super().__init__.
@@ -198,8 +204,16 @@ class Task(keras.Model):
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None,
                     preprocessor="auto", **kwargs):
-        """A task on a preset's backbone (and head, if the preset saved one
-        of this class).
+        """A task on a preset's backbone, with every head the preset has
+        weights for.
+
+        The backbone comes from `model.weights.h5`; heads from
+        `task.weights.h5` (a saved task's, or the pretraining heads of a
+        converted checkpoint: a `BertMaskedLM` gets the checkpoint's MLM
+        head). A head the task declares as pretrained
+        (`pretrained_heads`) that the preset lacks is an error when the
+        preset says it provides it, and a `RandomHeadWarning` naming it
+        otherwise; new heads (a classifier) start random, as expected.
 
         Args:
             preset: a preset name or folder.
@@ -213,23 +227,22 @@ class Task(keras.Model):
         preset = presets.resolve(preset)
         saved_task = preset.has("task.json") and (
             preset.json("task.json")["class_name"] == cls.__name__)
-        backbone = cls.backbone_cls.from_preset(
-            preset, load_weights=load_weights and not saved_task)
+        backbone = cls.backbone_cls.from_preset(preset,
+                                                load_weights=load_weights)
         if isinstance(preprocessor, str) and preprocessor == "auto":
             overrides = {}
             if sequence_length is not None:
                 overrides["sequence_length"] = sequence_length
             preprocessor = cls.preprocessor_cls.from_preset(preset, **overrides)
-        if not saved_task:
-            return cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
-        config = {**preset.json("task.json")["config"], **kwargs}
-        config.pop("name", None)
-        task = cls.from_config(config, backbone=backbone,
-                               preprocessor=preprocessor)
+        if saved_task:
+            config = {**preset.json("task.json")["config"], **kwargs}
+            config.pop("name", None)
+            task = cls.from_config(config, backbone=backbone,
+                                   preprocessor=preprocessor)
+        else:
+            task = cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
         if load_weights:
-            load_weights_checked(
-                task, preset.weights_file(presets.TASK_WEIGHTS),
-                presets.PresetError)
+            _load_heads(task, preset, saved_task)
         return task
 
     def save_to_preset(self, preset_dir, metadata=None):
@@ -239,6 +252,50 @@ class Task(keras.Model):
 
     def save_weights_atomic(self, path):
         atomic_write(path, self.save_weights, suffix=".weights.h5")
+
+
+def _load_heads(task, preset, saved_task):
+    """Fill the task's heads from the preset's heads file, and say which
+    pretrained heads it could not provide."""
+    path = preset.find_weights_file(presets.TASK_WEIGHTS)
+    loaded = []
+    if path is not None and head_weights.is_head_weights_file(path):
+        loaded = head_weights.load_head_weights(task, path,
+                                                presets.PresetError)
+    elif path is not None and saved_task:
+        # A task preset written before heads were stored on their own
+        # (the whole task in one Keras weights file).
+        load_weights_checked(task, path, presets.PresetError)
+        return
+    heads_with_weights = {key.split("/", 1)[0]
+                          for key in head_weights.head_variables(task)}
+    if saved_task:
+        unsaved = sorted(heads_with_weights - set(loaded))
+        if unsaved:
+            raise presets.PresetError(
+                f"Preset {preset.name!r} saved a {type(task).__name__} but "
+                f"holds no weights for {', '.join(unsaved)} "
+                f"({presets.TASK_WEIGHTS} missing or incomplete). Save the "
+                "task again with `save_to_preset`.")
+        return
+    missing = [head for head in task.pretrained_heads
+               if head in heads_with_weights and head not in loaded]
+    promised = set(preset.metadata.get("heads", []))
+    broken = [head for head in missing if head in promised]
+    if broken:
+        raise presets.PresetError(
+            f"Preset {preset.name!r} provides pretrained {', '.join(broken)} "
+            f"but its weights hold none ({presets.TASK_WEIGHTS} is missing "
+            f"or lacks them; looked in "
+            f"{', '.join(map(str, preset.weight_locations(presets.TASK_WEIGHTS)))}"
+            "). A cache converted by an older kzoo lacks heads: delete "
+            f"{presets.cache_dir() / preset.name} and load again.")
+    for head in missing:
+        warnings.warn(
+            f"{type(task).__name__}.{head} is randomly initialised: preset "
+            f"{preset.name!r} has no pretrained weights for it, so its "
+            "outputs mean nothing until you train it.",
+            presets.RandomHeadWarning, stacklevel=3)
 
 
 def _as_tensors(x):

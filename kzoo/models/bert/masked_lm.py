@@ -66,6 +66,7 @@ class BertMaskedLM(Task):
     backbone_cls = BertBackbone
     preprocessor_cls = BertMaskedLMPreprocessor
     extra_input_names = ("mask_positions",)
+    pretrained_heads = ("mlm_head",)
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===

@@ -53,6 +53,7 @@ class BertPretrainer(Task):
     backbone_cls = BertBackbone
     preprocessor_cls = BertPretrainerPreprocessor
     extra_input_names = ("mask_positions",)
+    pretrained_heads = ("mlm_head", "nsp_head")
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
