@@ -42,6 +42,7 @@ import numpy as np
 
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import Progress
+from kzoo.models.classification import from_hf_config
 from kzoo.models.registry import get_class
 
 _CONVERTERS = {}  # model_type -> Converter instance
@@ -519,6 +520,16 @@ class Converter:
                     else spec.hf_name)
             tensors[name] = spec.to_hf(values)
         return tensors
+
+
+def classifier_kwargs(hf_config):
+    """`num_classes` and `problem_type` of a `*ForSequenceClassification`
+    checkpoint (regression when `num_labels == 1`, as `transformers`)."""
+    try:
+        num_classes, problem_type = from_hf_config(hf_config)
+    except ValueError as e:
+        raise ConversionError(str(e)) from None
+    return {"num_classes": num_classes, "problem_type": problem_type}
 
 
 def _is_backbone(model):

@@ -32,8 +32,10 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, layer_norm, linear, register_converter)
+    Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
+    register_converter)
 from kzoo.convert.errors import ConversionError
+from kzoo.models.classification import hf_config_fields
 
 # Hugging Face activation names kzoo reproduces exactly. (HF's "gelu" is
 # the exact erf form; "gelu_new" / "gelu_pytorch_tanh" the tanh form.)
@@ -133,11 +135,8 @@ class BertConverter(Converter):
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "BertTextClassifier":
-            labels = config.get("id2label")
-            num_classes = (len(labels) if labels
-                           else int(config.get("num_labels", 2)))
             dropout = config.get("classifier_dropout")
-            return {"num_classes": num_classes,
+            return {**classifier_kwargs(config),
                     "dropout": None if dropout is None else float(dropout)}
         if task_name == "BertTextEmbedder":
             return self._sentence_transformers(checkpoint) or {}
@@ -338,9 +337,8 @@ class BertConverter(Converter):
             "dtype": "float32",
         }
         if architecture == "BertForSequenceClassification":
-            n = model.num_classes
-            config["id2label"] = {str(i): f"LABEL_{i}" for i in range(n)}
-            config["label2id"] = {f"LABEL_{i}": i for i in range(n)}
+            config.update(hf_config_fields(model.num_classes,
+                                           model.problem_type))
             config["classifier_dropout"] = (
                 None if model.dropout == backbone.dropout else model.dropout)
         return config

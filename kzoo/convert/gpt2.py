@@ -27,8 +27,9 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, layer_norm, register_converter)
+    Converter, WeightSpec, classifier_kwargs, layer_norm, register_converter)
 from kzoo.convert.errors import ConversionError
+from kzoo.models.classification import hf_config_fields
 
 END_OF_TEXT = "<|endoftext|>"
 
@@ -110,10 +111,7 @@ class GPT2Converter(Converter):
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "GPT2Classifier":
-            labels = config.get("id2label")
-            num_classes = (len(labels) if labels
-                           else int(config.get("num_labels", 2)))
-            return {"num_classes": num_classes}
+            return classifier_kwargs(config)
         return {}
 
     def backbone_specs(self, backbone, config):
@@ -238,9 +236,8 @@ class GPT2Converter(Converter):
             "dtype": "float32",
         }
         if architecture == "GPT2ForSequenceClassification":
-            n = model.num_classes
-            config["id2label"] = {str(i): f"LABEL_{i}" for i in range(n)}
-            config["label2id"] = {f"LABEL_{i}": i for i in range(n)}
+            config.update(hf_config_fields(model.num_classes,
+                                           model.problem_type))
             # Hugging Face finds each row's last real token through it.
             config["pad_token_id"] = end_id
         return config

@@ -5,9 +5,10 @@ import keras
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
 from kzoo.models.bert.masked_lm import task_inputs
 from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models import classification
+from kzoo.models.classification import SINGLE_LABEL, check_problem_type
 from kzoo.models.registry import register
 from kzoo.models.task import Task
-from kzoo.training import default_optimizer
 
 
 @register
@@ -22,6 +23,10 @@ class BertTextClassifier(Task):
         num_classes: number of labels.
         preprocessor: a `BertPreprocessor`, or None to feed input dicts.
         dropout: dropout before the classifier; None uses the backbone's.
+        problem_type: "single_label_classification" (integer labels,
+            softmax), "multi_label_classification" (0/1 labels of width
+            `num_classes`, sigmoid) or "regression" (`num_classes` real
+            targets, MSE), as Hugging Face's `problem_type`.
 
     Example:
     ```python
@@ -35,7 +40,8 @@ class BertTextClassifier(Task):
     preprocessor_cls = BertPreprocessor
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
-                 **kwargs):
+                 problem_type=SINGLE_LABEL, **kwargs):
+        check_problem_type(problem_type, num_classes, type(self).__name__)
         dropout = backbone.dropout if dropout is None else float(dropout)
         # === Layers ===
         dropout_layer = keras.layers.Dropout(
@@ -53,13 +59,12 @@ class BertTextClassifier(Task):
         # === Config ===
         self.num_classes = int(num_classes)
         self.dropout = dropout
+        self.problem_type = problem_type
 
     def task_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+        return {"num_classes": self.num_classes, "dropout": self.dropout,
+                "problem_type": self.problem_type}
 
     def default_compile_args(self):
-        return {
-            "optimizer": default_optimizer(learning_rate=5e-5),
-            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+        return classification.compile_args(self.problem_type,
+                                           learning_rate=5e-5)

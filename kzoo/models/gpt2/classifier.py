@@ -6,9 +6,10 @@ from keras import ops
 from kzoo.models.gpt2.backbone import GPT2Backbone, gpt2_kernel_initializer
 from kzoo.models.gpt2.causal_lm import gpt2_task_inputs
 from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
+from kzoo.models import classification
+from kzoo.models.classification import SINGLE_LABEL, check_problem_type
 from kzoo.models.registry import register
 from kzoo.models.task import Task
-from kzoo.training import default_optimizer
 
 
 class LastTokenPooling(keras.layers.Layer):
@@ -43,6 +44,9 @@ class GPT2Classifier(Task):
         num_classes: number of labels.
         preprocessor: a `GPT2Preprocessor`, or None to feed input dicts.
         dropout: before the classifier; None uses the backbone's.
+        problem_type: "single_label_classification",
+            "multi_label_classification" or "regression" (see
+            `kzoo.models.classification`).
 
     Example:
     ```python
@@ -56,7 +60,8 @@ class GPT2Classifier(Task):
     preprocessor_cls = GPT2Preprocessor
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
-                 **kwargs):
+                 problem_type=SINGLE_LABEL, **kwargs):
+        check_problem_type(problem_type, num_classes, type(self).__name__)
         dropout = backbone.dropout if dropout is None else float(dropout)
         # === Layers ===
         pooling = LastTokenPooling(name="last_token")
@@ -77,15 +82,12 @@ class GPT2Classifier(Task):
         # === Config ===
         self.num_classes = int(num_classes)
         self.dropout = dropout
+        self.problem_type = problem_type
 
     def task_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+        return {"num_classes": self.num_classes, "dropout": self.dropout,
+                "problem_type": self.problem_type}
 
     def default_compile_args(self):
-        return {
-            "optimizer": default_optimizer(learning_rate=5e-5),
-            "loss": keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(
-                name="accuracy")],
-        }
+        return classification.compile_args(self.problem_type,
+                                           learning_rate=5e-5)
