@@ -10,6 +10,7 @@ from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
 from kzoo.models import head_weights
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import class_entry, get_class
+from kzoo.training.schedules import WarmupLinearDecay
 from kzoo.utils.files import atomic_write
 from kzoo.utils.weights import load_weights_checked
 
@@ -133,6 +134,8 @@ class Task(keras.Model):
                 validation_data = (validation_data,)
             validation_data = self._make_dataset(
                 *validation_data, batch_size=batch_size)
+        self._plan_learning_rate(dataset if dataset is not None else x,
+                                 batch_size, kwargs)
         if dataset is None:
             return super().fit(x, y, batch_size=batch_size,
                                sample_weight=sample_weight,
@@ -141,6 +144,23 @@ class Task(keras.Model):
         # Shuffling happened in _make_dataset (a Dataset ignores `shuffle`).
         return super().fit(dataset, validation_data=validation_data,
                            shuffle=False, **kwargs)
+
+    def _plan_learning_rate(self, data, batch_size, fit_kwargs):
+        """Let the default schedule (warmup, then linear decay to 0) span
+        the steps this `fit` will take; see `kzoo.training.schedules`."""
+        # Keras keeps the schedule in `_learning_rate`; only kzoo's own
+        # schedule is planned, a user's optimizer is left as it is.
+        schedule = getattr(self.optimizer, "_learning_rate", None)
+        if not isinstance(schedule, WarmupLinearDecay):
+            return
+        steps = fit_kwargs.get("steps_per_epoch") or _steps_per_epoch(
+            data, batch_size)
+        epochs = fit_kwargs.get("epochs", 1) - fit_kwargs.get(
+            "initial_epoch", 0)
+        total = steps * epochs if steps else None
+        if schedule.plan(total, int(self.optimizer.iterations.numpy())):
+            # The compiled train step read the old plan as constants.
+            self.train_function = None
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
@@ -296,6 +316,18 @@ def _load_heads(task, preset, saved_task):
             f"{preset.name!r} has no pretrained weights for it, so its "
             "outputs mean nothing until you train it.",
             presets.RandomHeadWarning, stacklevel=3)
+
+
+def _steps_per_epoch(data, batch_size):
+    """Batches in one pass over `data` (a batched tf.data.Dataset, or
+    arrays batched by `fit`); None when that cannot be known."""
+    if isinstance(data, tf.data.Dataset):
+        cardinality = int(data.cardinality())
+        return cardinality if cardinality > 0 else None
+    leaves = keras.tree.flatten(data)
+    if not leaves or not hasattr(leaves[0], "__len__"):
+        return None
+    return -(-len(leaves[0]) // (batch_size or 32))
 
 
 def _as_tensors(x):
