@@ -5,13 +5,16 @@ import warnings
 import keras
 import numpy as np
 
-from kzoo.layers import MaskedLMHead
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
-from kzoo.training import default_optimizer
-from kzoo.training.losses import token_loss
+from kzoo.models.task_wiring import (
+    masked_lm_compile_args, masked_lm_head, task_inputs)
+
+# The pretrainer's names for the shared pieces (kept while it imports them
+# from here).
+mlm_compile_args = masked_lm_compile_args
 
 # Masked LM does not use the pooler, so it gets no gradient; that is
 # expected, not the user's mistake Keras warns about.
@@ -20,31 +23,8 @@ warnings.filterwarnings(
 
 
 def build_mlm_head(backbone):
-    return MaskedLMHead(
-        backbone.token_embedding,
-        activation=backbone.activation,
-        layer_norm_epsilon=backbone.layer_norm_epsilon,
-        kernel_initializer=bert_kernel_initializer(backbone.initializer_range),
-        dtype=backbone.dtype_policy,
-        name="mlm_head",
-    )
-
-
-def mlm_compile_args(learning_rate):
-    return {
-        "optimizer": default_optimizer(learning_rate),
-        # Averaged over the real masked tokens, as BERT and transformers do.
-        "loss": token_loss(),
-        "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy()],
-    }
-
-
-def task_inputs(backbone, extra):
-    """Fresh functional inputs for the backbone plus the task's extras."""
-    inputs = {name: keras.Input((None,), dtype="int32", name=name)
-              for name in tuple(backbone.input_names) + tuple(extra)}
-    backbone_inputs = {name: inputs[name] for name in backbone.input_names}
-    return inputs, backbone_inputs
+    return masked_lm_head(
+        backbone, bert_kernel_initializer(backbone.initializer_range))
 
 
 @register
@@ -72,7 +52,8 @@ class BertMaskedLM(Task):
         # === Layers ===
         head = build_mlm_head(backbone)
         # === Functional model ===
-        inputs, backbone_inputs = task_inputs(backbone, self.extra_input_names)
+        inputs, backbone_inputs = task_inputs(backbone,
+                                              self.extra_input_names)
         outputs = backbone(backbone_inputs)
         logits = head(outputs["sequence_output"], inputs["mask_positions"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -80,7 +61,7 @@ class BertMaskedLM(Task):
         self.mlm_head = head
 
     def default_compile_args(self):
-        return mlm_compile_args(learning_rate=5e-5)
+        return masked_lm_compile_args(learning_rate=5e-5)
 
     def fill_mask(self, texts, top_k=5):
         """Predict the tokens behind each "[MASK]" in `texts`.

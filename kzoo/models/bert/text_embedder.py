@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.models.bert.backbone import BertBackbone
-from kzoo.models.bert.masked_lm import task_inputs
+from kzoo.models.task_wiring import task_inputs
 from kzoo.models.bert.preprocessor import BertPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task

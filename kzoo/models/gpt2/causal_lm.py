@@ -9,14 +9,9 @@ from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2CausalLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
+from kzoo.models.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
-
-
-def gpt2_task_inputs(backbone):
-    inputs = {name: keras.Input((None,), dtype="int32", name=name)
-              for name in backbone.input_names}
-    return inputs
 
 
 @register
@@ -45,7 +40,7 @@ class GPT2CausalLM(Task):
         lm_head = TiedLMHead(backbone.token_embedding,
                              dtype=backbone.dtype_policy, name="lm_head")
         # === Functional model ===
-        inputs = gpt2_task_inputs(backbone)
+        inputs, _ = task_inputs(backbone)
         logits = lm_head(backbone(inputs))  # (batch, seq, vocab)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)

@@ -4,12 +4,9 @@ import keras
 from keras import ops
 
 from kzoo.models.gpt2.backbone import GPT2Backbone, gpt2_kernel_initializer
-from kzoo.models.gpt2.causal_lm import gpt2_task_inputs
 from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
-from kzoo.models import classification
-from kzoo.models.classification import SINGLE_LABEL, check_problem_type
 from kzoo.models.registry import register
-from kzoo.models.task import Task
+from kzoo.models.task_wiring import SequenceClassifier
 
 
 class LastTokenPooling(keras.layers.Layer):
@@ -33,20 +30,14 @@ class LastTokenPooling(keras.layers.Layer):
 
 
 @register
-class GPT2Classifier(Task):
-    """last real token's hidden state -> dropout -> dense(num_classes).
+class GPT2Classifier(SequenceClassifier):
+    """last real token's hidden state -> dropout -> dense(num_classes), no
+    bias (Hugging Face's `GPT2ForSequenceClassification` `score`).
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
-    pairs, which the preprocessor joins with a delimiter token.
-
-    Args:
-        backbone: a `GPT2Backbone`.
-        num_classes: number of labels.
-        preprocessor: a `GPT2Preprocessor`, or None to feed input dicts.
-        dropout: before the classifier; None uses the backbone's.
-        problem_type: "single_label_classification",
-            "multi_label_classification" or "regression" (see
-            `kzoo.models.classification`).
+    pairs, which the preprocessor joins with a delimiter token. Arguments:
+    see `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    `dropout`, `problem_type`).
 
     Example:
     ```python
@@ -58,36 +49,12 @@ class GPT2Classifier(Task):
 
     backbone_cls = GPT2Backbone
     preprocessor_cls = GPT2Preprocessor
+    classifier_use_bias = False
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
-                 problem_type=SINGLE_LABEL, **kwargs):
-        check_problem_type(problem_type, num_classes, type(self).__name__)
-        dropout = backbone.dropout if dropout is None else float(dropout)
-        # === Layers ===
+    def pool(self, inputs, backbone_outputs):
         pooling = LastTokenPooling(name="last_token")
-        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-        # No bias, as Hugging Face's GPT2ForSequenceClassification `score`.
-        classifier = keras.layers.Dense(
-            num_classes, use_bias=False,
-            kernel_initializer=gpt2_kernel_initializer(
-                backbone.initializer_range),
-            dtype=backbone.dtype_policy, name="classifier")
-        # === Functional model ===
-        inputs = gpt2_task_inputs(backbone)
-        hidden = backbone(inputs)
-        pooled = pooling(hidden, inputs["padding_mask"])
-        logits = classifier(dropout_layer(pooled))
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
-        self._finish_init(backbone, preprocessor)
-        # === Config ===
-        self.num_classes = int(num_classes)
-        self.dropout = dropout
-        self.problem_type = problem_type
+        return pooling(backbone_outputs, inputs["padding_mask"])
 
-    def task_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout,
-                "problem_type": self.problem_type}
-
-    def default_compile_args(self):
-        return classification.compile_args(self.problem_type,
-                                           learning_rate=5e-5)
+    @classmethod
+    def kernel_initializer(cls, backbone):
+        return gpt2_kernel_initializer(backbone.initializer_range)
