@@ -142,6 +142,9 @@ def id_lists(token_ids):
         token_ids = token_ids.to_list()
     elif isinstance(token_ids, tf.Tensor):
         token_ids = token_ids.numpy()
+    elif not isinstance(token_ids, (list, tuple, int, np.integer,
+                                    np.ndarray)):
+        token_ids = keras.ops.convert_to_numpy(token_ids)  # backend tensor
     if isinstance(token_ids, np.ndarray):
         token_ids = token_ids.tolist()
     if isinstance(token_ids, (list, tuple)):
@@ -202,17 +205,15 @@ def without_names(config):
 
 
 def comparable_task_config(task):
-    """A task's config with auto-generated names dropped and tokenizer
-    asset paths replaced by the sha256 of the file they name (a loaded
-    preset reads its own copy)."""
+    """A task's config with auto-generated names dropped, plus the sha256
+    of each tokenizer asset file (configs name no files; a loaded preset
+    reads its own copy)."""
     from kzoo.utils.files import sha256_of
     config = task.get_config()
-    tokenizer_entry = (config.get("preprocessor") or {}).get("tokenizer")
-    if tokenizer_entry is not None:
-        tokenizer_cls = type(task.preprocessor.tokenizer)
-        for argument in tokenizer_cls.asset_files:
-            path = tokenizer_entry["config"][argument]
-            tokenizer_entry["config"][argument] = sha256_of(path)
+    if task.preprocessor is not None:
+        config["tokenizer_assets"] = {
+            argument: sha256_of(path) for argument, path in
+            task.preprocessor.tokenizer.asset_paths.items()}
     return without_names(config)
 
 
@@ -350,7 +351,7 @@ def check_task_preset(task, tmp_path, x=None):
         assert (preset_dir / filename).is_file(), filename
     tokenizer = task.preprocessor.tokenizer
     for argument, filename in tokenizer.asset_files.items():
-        source = Path(tokenizer.get_config()[argument])
+        source = tokenizer.asset_paths[argument]
         assert (preset_dir / filename).read_bytes() == source.read_bytes()
 
     loaded = type(task).from_preset(preset_dir)
@@ -361,7 +362,7 @@ def check_task_preset(task, tmp_path, x=None):
     # The loaded tokenizer reads the copied assets, not the originals.
     loaded_tokenizer = loaded.preprocessor.tokenizer
     for argument, filename in loaded_tokenizer.asset_files.items():
-        assert Path(loaded_tokenizer.get_config()[argument]).resolve() == \
+        assert loaded_tokenizer.asset_paths[argument].resolve() == \
             (preset_dir / filename).resolve()
     text = ["It is a truth universally acknowledged."]
     assert id_lists(loaded_tokenizer(text)) == id_lists(tokenizer(text))

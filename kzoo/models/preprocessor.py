@@ -1,63 +1,236 @@
 """Preprocessor: raw text (and labels) -> the backbone's input dict.
 
 Preprocessors run in `tf.data` (`dataset.map(preprocessor)`), whatever the
-Keras backend; the model code after them is `keras.ops` only.
+Keras backend; the model code after them is `keras.ops` only. Called
+eagerly they return backend tensors, so `backbone(preprocessor(texts))`
+works on every backend (see `kzoo.models.text_tensors`).
 """
 
+import functools
+import inspect
 from pathlib import Path
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from kzoo import presets
 from kzoo.models.registry import class_entry, get_class
+from kzoo.models.text_tensors import describe, eager_outputs, text_tensor
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.utils.files import write_json
 
-
-def to_string_tensor(x):
-    """Lists/arrays of Python strings become a tf string tensor."""
-    if isinstance(x, str):
-        x = [x]
-    if not tf.is_tensor(x):
-        x = tf.convert_to_tensor(x, dtype=tf.string)
-    return x
+# Packers pad with this id, which no tokenizer makes, so the padding mask
+# can be read off the packed ids even when the padding id is also a token
+# the text may hold ("[PAD]" typed in a BERT text; GPT-2's <|endoftext|>).
+PAD_MARK = -1
 
 
-def _to_numpy(x):
-    return x.numpy() if tf.is_tensor(x) else x
+def split_padding(packed_ids, pad_token_id):
+    """Ids packed with `PAD_MARK` padding -> `(token_ids, padding_mask)`,
+    both int32, the padding replaced by `pad_token_id`."""
+    padding_mask = tf.not_equal(packed_ids, PAD_MARK)
+    token_ids = tf.where(padding_mask, packed_ids,
+                         tf.cast(pad_token_id, packed_ids.dtype))
+    return tf.cast(token_ids, "int32"), tf.cast(padding_mask, "int32")
+
+
+def append_id(token_ids, token_id):
+    """`token_id` added at the end of every row of ids (ragged batch or one
+    1-D row)."""
+    token_id = tf.cast(token_id, token_ids.dtype)
+    if isinstance(token_ids, tf.RaggedTensor):
+        column = tf.fill(tf.stack([token_ids.nrows(), 1]), token_id)
+        column = tf.RaggedTensor.from_tensor(
+            column, row_splits_dtype=token_ids.row_splits.dtype)
+        return tf.concat([token_ids, column], axis=1)
+    return tf.concat([token_ids, token_id[tf.newaxis]], axis=0)
 
 
 class Preprocessor(keras.layers.Layer):
     """Base class: holds a tokenizer; `call(x, y=None, sample_weight=None)`
-    returns `(x, y, sample_weight)` packed the way `fit` expects."""
+    returns `(x, y, sample_weight)` packed the way `fit` expects.
+
+    What the base class does for every family:
+
+    - checks its arguments before any work: the tokenizer's class and
+      `sequence_length` when constructed (including the room the special
+      tokens need, `special_token_count`), and on every call the text `x`
+      and the number of texts per example (`min_segments`..`max_segments`);
+    - makes the state that depends on the tokenizer's vocabulary (packers,
+      special ids, maskers) in `setup()`, on first use rather than in
+      `__init__`: a preprocessor rebuilt by `keras.saving.load_model` gets
+      its tokenizer's files only after it is constructed;
+    - returns backend tensors when called eagerly, tf inside `tf.data`.
+
+    Subclasses implement `setup()` and `call()`, and inside `call` get their
+    texts from `self.text_segments(x)` and token ids from
+    `self.tokenizer.tokenize_tf(...)`, so their pipeline is tf throughout.
+    """
 
     tokenizer_cls = Tokenizer
+    # Texts per example: 1, or up to 2 for sentence pairs.
+    min_segments = 1
+    max_segments = 1
+    # Added to the error for a wrong number of texts per example.
+    segments_hint = ""
+    # False: the preprocessor makes its own labels and refuses any.
+    takes_labels = True
 
-    def __init__(self, tokenizer, **kwargs):
+    def __init__(self, tokenizer, sequence_length, **kwargs):
         super().__init__(**kwargs)
+        name = type(self).__name__
+        if not isinstance(tokenizer, self.tokenizer_cls):
+            raise ValueError(
+                f"{name} needs a {self.tokenizer_cls.__name__} as its "
+                f"tokenizer; got {describe(tokenizer)}. Build both from one "
+                f"preset: {name}.from_preset(...).")
+        if isinstance(sequence_length, bool) or not isinstance(
+                sequence_length, (int, np.integer)) or sequence_length < 1:
+            raise ValueError(
+                f"{name}: sequence_length must be a positive integer (the "
+                f"length of every packed example); got "
+                f"{describe(sequence_length)}.")
         self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _check_after_init(cls.__init__)
+
+    # ------------------------------------------------------------------
+    # What subclasses declare
+    # ------------------------------------------------------------------
+    def special_token_count(self, num_segments):
+        """Positions the special tokens always take in an example of
+        `num_segments` texts; `sequence_length` must leave room for them
+        (a packer would otherwise return longer rows than asked)."""
+        return 0
+
+    def setup(self):
+        """Make what depends on the tokenizer's vocabulary (packers, special
+        ids, maskers). Runs once, on first use."""
+
+    # ------------------------------------------------------------------
+    # Checks, run by the base class
+    # ------------------------------------------------------------------
+    def check_sequence_length(self, num_segments):
+        needed = self.special_token_count(num_segments)
+        if self.sequence_length < needed:
+            texts = "one text" if num_segments == 1 else \
+                f"{num_segments} texts"
+            raise ValueError(
+                f"{type(self).__name__}: sequence_length="
+                f"{self.sequence_length} is too short: the special tokens of "
+                f"{texts} take {needed} positions, and the packed example "
+                f"would come out longer than asked. Use sequence_length >= "
+                f"{needed}.")
+
+    def text_segments(self, x):
+        """`x` checked, as a tuple of tf string tensors (one per text of an
+        example). `x` is a string, a list of strings (one text per example)
+        or a tuple of such lists (several texts per example); a lone string
+        is a batch of one."""
+        name = type(self).__name__
+        parts = x if isinstance(x, tuple) else (x,)
+        if not self.min_segments <= len(parts) <= self.max_segments:
+            raise ValueError(self._segments_message(len(parts)))
+        segments = []
+        for i, part in enumerate(parts):
+            argument = f"x[{i}]" if isinstance(x, tuple) else "x"
+            if isinstance(part, (str, bytes)):
+                part = [part]
+            segments.append(text_tensor(part, name, argument))
+        if tf.executing_eagerly() and len(segments) > 1:
+            sizes = [_batch_size(s) for s in segments]
+            if len(set(sizes)) > 1:
+                raise ValueError(
+                    f"{name}: the texts of x must come in equal numbers (one "
+                    f"of each per example); got batches of {sizes}.")
+        self._ensure_setup()
+        self.check_sequence_length(len(segments))
+        return tuple(segments)
+
+    def _segments_message(self, count):
+        low, high = self.min_segments, self.max_segments
+        if low == high == 1:
+            wanted = "one text per example: a string or a list of strings"
+        elif low == high == 2:
+            wanted = ("sentence pairs: x = (first_texts, second_texts), a "
+                      "tuple of two lists")
+        else:
+            wanted = (f"{low} to {high} texts per example: a list of "
+                      "strings, or a tuple of lists, x = (first_texts, "
+                      "second_texts)")
+        got = "a tuple of none" if count == 0 else (
+            "one text per example" if count == 1
+            else f"{count} texts per example")
+        return " ".join(filter(None, [
+            f"{type(self).__name__} takes {wanted}; got {got}.",
+            self.segments_hint]))
+
+    # ------------------------------------------------------------------
+    # Calling
+    # ------------------------------------------------------------------
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        segments = self.text_segments(x)
+        x = segments if isinstance(x, tuple) else segments[0]
+        if not self.takes_labels and (y is not None or
+                                      sample_weight is not None):
+            raise ValueError(
+                f"{type(self).__name__} makes its own labels and weights; "
+                "pass texts only (got y or sample_weight).")
+        outputs = super().__call__(x, _array(y), _array(sample_weight),
+                                   **kwargs)
+        return eager_outputs(outputs)
+
     def build(self, input_shape=None):
-        # Text layers hold no weights; there is nothing to build.
-        self.built = True
+        # First use: Keras calls this before the first `call`, and
+        # `_ensure_setup` before methods used outside it. Inside a tf.data
+        # trace, init_scope makes the state eagerly (a masker's random
+        # generator must not belong to the traced graph).
+        with tf.init_scope():
+            self.tokenizer.check_assets()
+            self.setup()
 
-    def __call__(self, *args, **kwargs):
-        outputs = super().__call__(*args, **kwargs)
-        if tf.executing_eagerly() and keras.backend.backend() != "tensorflow":
-            # Called eagerly (not in tf.data) on jax/torch: hand back numpy,
-            # which every backend accepts.
-            outputs = keras.tree.map_structure(_to_numpy, outputs)
-        return outputs
+    def _ensure_setup(self):
+        if not self.built:
+            self.build()
 
+    def get_build_config(self):
+        # Nothing to rebuild from shapes: `setup` runs on first use, once a
+        # loaded model has handed the tokenizer its files.
+        return None
+
+    # ------------------------------------------------------------------
+    # Config and presets
+    # ------------------------------------------------------------------
     def get_config(self):
-        # The tokenizer is saved beside the preprocessor, not inside it.
-        return super().get_config()
+        config = super().get_config()
+        config.update({
+            "sequence_length": self.sequence_length,
+            # The tokenizer's config (never its files' paths), so the layer
+            # deserializes on its own; presets keep it in tokenizer.json.
+            "tokenizer": class_entry(self.tokenizer,
+                                     self.tokenizer.get_config()),
+        })
+        return config
 
     @classmethod
     def from_config(cls, config, tokenizer=None):
+        config = dict(config)
+        entry = config.pop("tokenizer", None)
+        if tokenizer is None:
+            if entry is None:
+                raise ValueError(
+                    f"{cls.__name__}.from_config needs a tokenizer: pass "
+                    "tokenizer=..., or a config from get_config(), which "
+                    "holds one.")
+            tokenizer = get_class(entry["class_name"], Tokenizer) \
+                .from_config(entry["config"])
         return cls(tokenizer=tokenizer, **config)
 
     @classmethod
@@ -77,11 +250,45 @@ class Preprocessor(keras.layers.Layer):
                 config = {k: v for k, v in entry["config"].items()
                           if k in ("sequence_length",)}
         config.pop("name", None)
+        config.pop("tokenizer", None)
         config.update(kwargs)
         return cls.from_config(config, tokenizer=tokenizer)
 
     def save_to_preset(self, preset_dir):
         preset_dir = Path(preset_dir)
         self.tokenizer.save_to_preset(preset_dir)
+        config = self.get_config()
+        config.pop("tokenizer")  # it has its own file, tokenizer.json
         write_json(preset_dir / "preprocessor.json",
-                   class_entry(self, self.get_config()))
+                   class_entry(self, config))
+
+
+def _check_after_init(init):
+    """Wrap a subclass `__init__` so the finished preprocessor checks its
+    `sequence_length` once, after the outermost `__init__`: only then is
+    every attribute the check reads (e.g. `add_start_token`) set."""
+
+    @functools.wraps(init)
+    def checked_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if type(self).__init__ is checked_init:
+            self.check_sequence_length(self.min_segments)
+
+    # Keras reads constructor arguments off the signature (for its
+    # automatic configs); give it the real one, not (*args, **kwargs).
+    checked_init.__signature__ = inspect.signature(init)
+    return checked_init
+
+
+def _batch_size(texts):
+    if isinstance(texts, tf.RaggedTensor):
+        return int(texts.nrows())
+    return int(texts.shape[0]) if texts.shape.rank else None
+
+
+def _array(values):
+    """Labels or weights given as Python lists -> numpy (keras.tree would
+    take a list for a structure, not for values)."""
+    if isinstance(values, list):
+        return np.asarray(values)
+    return values

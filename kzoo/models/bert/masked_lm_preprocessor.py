@@ -29,20 +29,35 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
         self.mask_selection_rate = float(mask_selection_rate)
         self.mask_token_rate = float(mask_token_rate)
         self.random_token_rate = float(random_token_rate)
-        self.masker = MaskedLMMasker(
+        # The masker that masks needs the vocabulary, so setup() makes it.
+        # This one, with stand-in ids and a fixed seed (no draw from the
+        # global random state), checks the rates now and resolves the
+        # default mask_selection_length, which the config and the task's
+        # output shape need before first use.
+        self.mask_selection_length = self._masker(
+            vocabulary_size=1, mask_token_id=0, unselectable_token_ids=(),
+            mask_selection_length=mask_selection_length,
+            seed=0).mask_selection_length
+
+    def _masker(self, **kwargs):
+        return MaskedLMMasker(
+            sequence_length=self.sequence_length,
+            mask_selection_rate=self.mask_selection_rate,
+            mask_token_rate=self.mask_token_rate,
+            random_token_rate=self.random_token_rate, **kwargs)
+
+    def setup(self):
+        super().setup()
+        tokenizer = self.tokenizer
+        self.masker = self._masker(
             vocabulary_size=tokenizer.vocabulary_size,
             mask_token_id=tokenizer.mask_token_id,
             unselectable_token_ids=tokenizer.special_token_ids,
-            sequence_length=self.sequence_length,
-            mask_selection_rate=self.mask_selection_rate,
-            mask_selection_length=mask_selection_length,
-            mask_token_rate=self.mask_token_rate,
-            random_token_rate=self.random_token_rate,
-        )
-        self.mask_selection_length = self.masker.mask_selection_length
+            mask_selection_length=self.mask_selection_length)
 
     def mask(self, x):
         """Mask a packed input dict; returns (x, mask_ids, mask_weights)."""
+        self._ensure_setup()
         token_ids, positions, mask_ids, weights = self.masker(x["token_ids"])
         x = {**x, "token_ids": token_ids, "mask_positions": positions}
         return x, mask_ids, weights

@@ -2,11 +2,13 @@
 
 import keras
 import keras_hub
-import tensorflow as tf
 
 from kzoo.models.bert.tokenizer import BertTokenizer
-from kzoo.models.preprocessor import Preprocessor, to_string_tensor
+from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
+from kzoo.models.text_tensors import as_tf
+
+TRUNCATE_MODES = ("round_robin", "waterfall")
 
 
 @register
@@ -16,7 +18,8 @@ class BertPreprocessor(Preprocessor):
 
     Args:
         tokenizer: a `BertTokenizer`.
-        sequence_length: packed length; longer inputs are truncated.
+        sequence_length: packed length; longer inputs are truncated. At
+            least 2 ([CLS] and [SEP]); 3 for pairs.
         truncate: `"round_robin"` (trim the longest segment first, one token
             at a time, as BERT's own `_truncate_seq_pair`) or `"waterfall"`.
 
@@ -30,31 +33,40 @@ class BertPreprocessor(Preprocessor):
     """
 
     tokenizer_cls = BertTokenizer
+    max_segments = 2
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
                  **kwargs):
-        super().__init__(tokenizer, **kwargs)
-        self.sequence_length = int(sequence_length)
+        super().__init__(tokenizer, sequence_length, **kwargs)
+        if truncate not in TRUNCATE_MODES:
+            raise ValueError(
+                f"{type(self).__name__}: truncate must be one of "
+                f"{TRUNCATE_MODES}; got {truncate!r}.")
         self.truncate = truncate
+
+    def special_token_count(self, num_segments):
+        return 1 + num_segments  # [CLS], and a [SEP] after every text
+
+    def setup(self):
+        tokenizer = self.tokenizer
+        self.pad_token_id = tokenizer.pad_token_id
         self.packer = keras_hub.layers.MultiSegmentPacker(
             start_value=tokenizer.cls_token_id,
             end_value=tokenizer.sep_token_id,
-            pad_value=tokenizer.pad_token_id,
-            truncate=truncate,
+            pad_value=PAD_MARK,
+            truncate=self.truncate,
             sequence_length=self.sequence_length,
         )
 
     def pack(self, x):
-        """Tokenize and pack segments into the backbone's input dict."""
-        segments = x if isinstance(x, tuple) else (x,)
-        segments = tuple(self.tokenizer(to_string_tensor(s)) for s in segments)
-        token_ids, segment_ids = self.packer(segments)
-        return {
-            "token_ids": token_ids,
-            "segment_ids": segment_ids,
-            "padding_mask": tf.cast(
-                token_ids != self.tokenizer.pad_token_id, "int32"),
-        }
+        """Tokenize and pack segments into the backbone's input dict (tf
+        tensors, eagerly or in a graph)."""
+        segments = tuple(self.tokenizer.tokenize_tf(s)
+                         for s in self.text_segments(x))
+        packed, segment_ids = as_tf(self.packer(segments))
+        token_ids, padding_mask = split_padding(packed, self.pad_token_id)
+        return {"token_ids": token_ids, "segment_ids": segment_ids,
+                "padding_mask": padding_mask}
 
     def call(self, x, y=None, sample_weight=None):
         return keras.utils.pack_x_y_sample_weight(self.pack(x), y,
@@ -62,6 +74,5 @@ class BertPreprocessor(Preprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"sequence_length": self.sequence_length,
-                       "truncate": self.truncate})
+        config.update({"truncate": self.truncate})
         return config

@@ -20,12 +20,11 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
     {"mlm": mask weights, "nsp": 1}.
     """
 
+    min_segments = max_segments = 2
+    segments_hint = ("Build them with "
+                     "kzoo.preprocessing.next_sentence_pairs(documents).")
+
     def call(self, x, y=None, sample_weight=None):
-        if not isinstance(x, tuple) or len(x) != 2:
-            raise ValueError(
-                "BertPretrainerPreprocessor takes sentence pairs: x = "
-                "(first_sentences, second_sentences); build them with "
-                "kzoo.preprocessing.next_sentence_pairs(documents).")
         x, mask_ids, weights = self.mask(self.pack(x))
         if y is None:
             return x

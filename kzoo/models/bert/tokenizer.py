@@ -5,7 +5,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kzoo.models.registry import register
-from kzoo.models.tokenizer import Tokenizer
+from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+                                   read_lines_asset)
 
 
 @register
@@ -14,6 +15,7 @@ class BertTokenizer(Tokenizer):
 
     Args:
         vocabulary: path to a `vocab.txt` (one token per line, id = line).
+            None when the file comes later (`keras.saving.load_model`).
         lowercase: lowercase and strip accents, as the uncased checkpoints
             were trained (Hugging Face `do_lower_case`).
 
@@ -23,12 +25,25 @@ class BertTokenizer(Tokenizer):
     asset_files = {"vocabulary": "vocab.txt"}
     special_token_names = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
-    def __init__(self, vocabulary, lowercase=True, **kwargs):
+    def __init__(self, vocabulary=None, lowercase=True, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary = str(vocabulary)
         self.lowercase = bool(lowercase)
-        self.inner = keras_hub.tokenizers.WordPieceTokenizer(
-            vocabulary=self.vocabulary,
+        self.set_assets(vocabulary=vocabulary)
+
+    def read_assets(self, vocabulary):
+        tokens = read_lines_asset(vocabulary)
+        if not tokens:
+            raise TokenizerAssetError(
+                f"BertTokenizer: vocabulary={str(vocabulary)!r} is empty; a "
+                "vocab.txt holds one token per line.")
+        present = set(tokens)
+        missing = [t for t in self.special_token_names if t not in present]
+        if missing:
+            raise TokenizerAssetError(
+                f"Vocabulary {vocabulary} lacks BERT's special tokens "
+                f"{missing}.")
+        return keras_hub.tokenizers.WordPieceTokenizer(
+            vocabulary=tokens,
             # Case and accents are handled by `normalize` (below), the way
             # Hugging Face's BertNormalizer does; keras-hub's own lowercasing
             # is NFKC case folding, which rewrites e.g. "½" and "～".
@@ -41,18 +56,26 @@ class BertTokenizer(Tokenizer):
             special_tokens_in_strings=True,
             dtype="int32",
         )
-        vocabulary_tokens = set(self.get_vocabulary())
-        missing = [t for t in self.special_token_names
-                   if t not in vocabulary_tokens]
-        if missing:
-            raise ValueError(
-                f"Vocabulary {self.vocabulary} lacks BERT's special tokens "
-                f"{missing}.")
-        self.pad_token_id = self.token_to_id("[PAD]")
-        self.unk_token_id = self.token_to_id("[UNK]")
-        self.cls_token_id = self.token_to_id("[CLS]")
-        self.sep_token_id = self.token_to_id("[SEP]")
-        self.mask_token_id = self.token_to_id("[MASK]")
+
+    @property
+    def pad_token_id(self):
+        return self.token_to_id("[PAD]")
+
+    @property
+    def unk_token_id(self):
+        return self.token_to_id("[UNK]")
+
+    @property
+    def cls_token_id(self):
+        return self.token_to_id("[CLS]")
+
+    @property
+    def sep_token_id(self):
+        return self.token_to_id("[SEP]")
+
+    @property
+    def mask_token_id(self):
+        return self.token_to_id("[MASK]")
 
     def normalize(self, text):
         """Hugging Face's `BertNormalizer`, in TensorFlow string ops.
@@ -85,25 +108,13 @@ class BertTokenizer(Tokenizer):
             text = tf.strings.regex_replace(text, chr(0xE000 + i), token)
         return text
 
-    def tokenize(self, inputs):
-        if isinstance(inputs, str):
-            inputs = tf.constant(inputs)
-        elif not isinstance(inputs, (tf.Tensor, tf.RaggedTensor)):
-            inputs = tf.convert_to_tensor(inputs, dtype=tf.string)
-        if isinstance(inputs, tf.RaggedTensor):
-            inputs = tf.ragged.map_flat_values(self.normalize, inputs)
-        else:
-            inputs = self.normalize(inputs)
-        return self.inner.tokenize(inputs)
-
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_token_names]
 
     def get_config(self):
         config = super().get_config()
-        config.update({"vocabulary": self.vocabulary,
-                       "lowercase": self.lowercase})
+        config.update({"lowercase": self.lowercase})
         return config
 
 

@@ -7,23 +7,12 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.models.gpt2.tokenizer import END_OF_TEXT, GPT2Tokenizer
-from kzoo.models.preprocessor import Preprocessor, to_string_tensor
+from kzoo.models.preprocessor import (PAD_MARK, Preprocessor, append_id,
+                                      split_padding)
 from kzoo.models.registry import register
+from kzoo.models.text_tensors import as_tf, text_tensor
 
-# Packers pad with this id first, so the padding mask can be read off the
-# packed ids even though GPT-2 pads with a real token (<|endoftext|>).
-_PAD_MARK = -1
-
-
-def _id_lists(token_ids):
-    """Ragged/dense tf tensors, arrays or lists -> lists of Python ints."""
-    if isinstance(token_ids, tf.RaggedTensor):
-        return token_ids.to_list()
-    if tf.is_tensor(token_ids):
-        token_ids = token_ids.numpy()
-    if not isinstance(token_ids, (list, tuple)):
-        token_ids = keras.ops.convert_to_numpy(token_ids)
-    return [[int(t) for t in ids] for ids in token_ids]
+TRUNCATE_MODES = ("round_robin", "waterfall")
 
 
 @register
@@ -47,7 +36,8 @@ class GPT2Preprocessor(Preprocessor):
         delimiter: the token between the texts of a pair; GPT-2 has one
             special token, so `<|endoftext|>` is the default.
         add_start_token: put `<|endoftext|>` first.
-        add_end_token: put `<|endoftext|>` last (see above).
+        add_end_token: put `<|endoftext|>` last (see above), after a text
+            that fits; a text truncated at `sequence_length` gets none.
 
     Example:
     ```python
@@ -59,43 +49,65 @@ class GPT2Preprocessor(Preprocessor):
     """
 
     tokenizer_cls = GPT2Tokenizer
+    max_segments = 2
 
     def __init__(self, tokenizer, sequence_length=1024, delimiter=END_OF_TEXT,
                  add_start_token=False, add_end_token=False,
                  truncate="round_robin", **kwargs):
-        super().__init__(tokenizer, **kwargs)
-        self.sequence_length = int(sequence_length)
+        super().__init__(tokenizer, sequence_length, **kwargs)
+        name = type(self).__name__
+        if not isinstance(delimiter, str) or not delimiter:
+            raise ValueError(
+                f"{name}: delimiter must be a non-empty string (the text "
+                f"put between the texts of a pair); got {delimiter!r}.")
+        if truncate not in TRUNCATE_MODES:
+            raise ValueError(f"{name}: truncate must be one of "
+                             f"{TRUNCATE_MODES}; got {truncate!r}.")
         self.delimiter = delimiter
         self.add_start_token = bool(add_start_token)
         self.add_end_token = bool(add_end_token)
         self.truncate = truncate
-        delimiter_ids = _id_lists(tokenizer([delimiter]))[0]
+
+    def special_token_count(self, num_segments):
+        # The end token takes no reserved room: a truncated text gets none.
+        count = int(self.add_start_token)
+        if num_segments > 1:
+            count += (num_segments - 1) * len(self.delimiter_ids)
+        return count
+
+    def setup(self):
+        tokenizer = self.tokenizer
+        delimiter_ids = tokenizer.tokenize_tf(
+            tf.constant([self.delimiter])).to_list()[0]
         if not delimiter_ids:
-            raise ValueError(f"delimiter {delimiter!r} tokenizes to nothing.")
+            raise ValueError(
+                f"{type(self).__name__}: delimiter {self.delimiter!r} "
+                "tokenizes to nothing; pick text that has tokens.")
         self.delimiter_ids = delimiter_ids
         self.packer = keras_hub.layers.MultiSegmentPacker(
             sequence_length=self.sequence_length,
             start_value=tokenizer.start_token_id,
             end_value=tokenizer.end_token_id,
             sep_value=delimiter_ids,
-            pad_value=_PAD_MARK,
-            truncate=truncate,
-            _allow_python_workflow=False,
+            pad_value=PAD_MARK,
+            truncate=self.truncate,
         )
 
     def pack(self, x):
-        segments = x if isinstance(x, tuple) else (x,)
-        if len(segments) > 2:
-            raise ValueError("GPT2Preprocessor takes one text or a pair.")
-        segments = tuple(self.tokenizer(to_string_tensor(s)) for s in segments)
-        token_ids, _ = self.packer(
-            segments, add_start_value=self.add_start_token,
-            add_end_value=self.add_end_token)
-        padding_mask = tf.not_equal(token_ids, _PAD_MARK)
-        token_ids = tf.where(padding_mask, token_ids,
-                             self.tokenizer.pad_token_id)
-        return {"token_ids": tf.cast(token_ids, "int32"),
-                "padding_mask": tf.cast(padding_mask, "int32")}
+        token_ids = [self.tokenizer.tokenize_tf(s)
+                     for s in self.text_segments(x)]
+        if self.add_end_token:
+            # Only a text that really ends gets <|endoftext|>: it joins the
+            # last text before packing, so truncation cuts it off with the
+            # text rather than placing it after the cut.
+            token_ids[-1] = append_id(token_ids[-1],
+                                      self.tokenizer.end_token_id)
+        packed, _ = as_tf(self.packer(
+            tuple(token_ids), add_start_value=self.add_start_token,
+            add_end_value=False))
+        token_ids, padding_mask = split_padding(packed,
+                                                self.tokenizer.pad_token_id)
+        return {"token_ids": token_ids, "padding_mask": padding_mask}
 
     def call(self, x, y=None, sample_weight=None):
         return keras.utils.pack_x_y_sample_weight(self.pack(x), y,
@@ -104,7 +116,6 @@ class GPT2Preprocessor(Preprocessor):
     def get_config(self):
         config = super().get_config()
         config.update({
-            "sequence_length": self.sequence_length,
             "delimiter": self.delimiter,
             "add_start_token": self.add_start_token,
             "add_end_token": self.add_end_token,
@@ -129,7 +140,8 @@ class GPT2CausalLMPreprocessor(Preprocessor):
         sequence_length: model input length.
         add_start_token: start each text with `<|endoftext|>` (GPT-2 saw
             it between documents, so it reads as "a new text begins").
-        add_end_token: end each training text with `<|endoftext|>`.
+        add_end_token: end each training text with `<|endoftext|>`; a text
+            truncated at `sequence_length` did not end there and gets none.
 
     Example:
     ```python
@@ -140,34 +152,38 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     """
 
     tokenizer_cls = GPT2Tokenizer
+    takes_labels = False
 
     def __init__(self, tokenizer, sequence_length=1024, add_start_token=True,
                  add_end_token=True, **kwargs):
-        super().__init__(tokenizer, **kwargs)
-        self.sequence_length = int(sequence_length)
+        super().__init__(tokenizer, sequence_length, **kwargs)
         self.add_start_token = bool(add_start_token)
         self.add_end_token = bool(add_end_token)
+
+    # The packed row is sequence_length + 1 long (inputs and labels are
+    # the same ids shifted by one), so the start token always fits and the
+    # base class's special_token_count (none) holds.
+
+    def setup(self):
+        tokenizer = self.tokenizer
         self.packer = keras_hub.layers.StartEndPacker(
             sequence_length=self.sequence_length + 1,
             start_value=tokenizer.start_token_id,
-            end_value=tokenizer.end_token_id,
-            pad_value=_PAD_MARK,
-            _allow_python_workflow=False,
+            pad_value=PAD_MARK,
         )
 
     def call(self, x, y=None, sample_weight=None):
-        if y is not None or sample_weight is not None:
-            raise ValueError(
-                "GPT2CausalLMPreprocessor makes its own labels (the next "
-                "token); pass texts only.")
-        token_ids = self.packer(
-            self.tokenizer(to_string_tensor(x)),
-            add_start_value=self.add_start_token,
-            add_end_value=self.add_end_token)
-        padding_mask = tf.not_equal(token_ids, _PAD_MARK)
-        token_ids = tf.cast(tf.where(padding_mask, token_ids,
-                                     self.tokenizer.pad_token_id), "int32")
-        padding_mask = tf.cast(padding_mask, "int32")
+        (texts,) = self.text_segments(x)
+        token_ids = self.tokenizer.tokenize_tf(texts)
+        if self.add_end_token:
+            # Before packing, so that a text truncated at sequence_length
+            # does not end in <|endoftext|> as if it ended there.
+            token_ids = append_id(token_ids, self.tokenizer.end_token_id)
+        packed = as_tf(self.packer(token_ids,
+                                   add_start_value=self.add_start_token,
+                                   add_end_value=False))
+        token_ids, padding_mask = split_padding(packed,
+                                                self.tokenizer.pad_token_id)
         x = {"token_ids": token_ids[..., :-1],
              "padding_mask": padding_mask[..., :-1]}
         y = token_ids[..., 1:]
@@ -180,7 +196,8 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     def generate_preprocess(self, texts):
         """Prompts -> lists of token ids (with the start token, no end
         token: generation continues the text)."""
-        id_lists = _id_lists(self.tokenizer(to_string_tensor(list(texts))))
+        texts = text_tensor(list(texts), type(self).__name__, "prompts")
+        id_lists = self.tokenizer.tokenize_tf(texts).to_list()
         if self.add_start_token:
             id_lists = [[self.tokenizer.start_token_id] + ids
                         for ids in id_lists]
@@ -218,7 +235,6 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     def get_config(self):
         config = super().get_config()
         config.update({
-            "sequence_length": self.sequence_length,
             "add_start_token": self.add_start_token,
             "add_end_token": self.add_end_token,
         })

@@ -4,7 +4,8 @@ import keras_hub
 from tokenizers import pre_tokenizers
 
 from kzoo.models.registry import register
-from kzoo.models.tokenizer import Tokenizer
+from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+                                   read_json_asset, read_lines_asset)
 
 END_OF_TEXT = "<|endoftext|>"
 
@@ -38,6 +39,7 @@ class GPT2Tokenizer(Tokenizer):
         vocabulary: path to `vocab.json` (token -> id; OpenAI's
             `encoder.json`).
         merges: path to `merges.txt` (OpenAI's `vocab.bpe`).
+        (Both None when the files come later: `keras.saving.load_model`.)
 
     `tokenize` adds no special tokens (the preprocessors do); a literal
     `<|endoftext|>` in the text maps to its id. Runs eagerly and inside
@@ -53,31 +55,52 @@ class GPT2Tokenizer(Tokenizer):
 
     asset_files = {"vocabulary": "vocab.json", "merges": "merges.txt"}
 
-    def __init__(self, vocabulary, merges, **kwargs):
+    def __init__(self, vocabulary=None, merges=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary = str(vocabulary)
-        self.merges = str(merges)
-        self.inner = _GPT2BytePairTokenizer(
-            vocabulary=self.vocabulary,
-            merges=self.merges,
+        self.set_assets(vocabulary=vocabulary, merges=merges)
+
+    def read_assets(self, vocabulary, merges):
+        vocab = read_json_asset(vocabulary)
+        if not isinstance(vocab, dict) or not vocab or not all(
+                isinstance(k, str) and isinstance(v, int)
+                for k, v in vocab.items()):
+            raise TokenizerAssetError(
+                f"GPT2Tokenizer: vocabulary={str(vocabulary)!r} is not a "
+                "vocab.json: that is a non-empty JSON object mapping each "
+                "token to its id.")
+        if END_OF_TEXT not in vocab:
+            raise TokenizerAssetError(
+                f"Vocabulary {vocabulary} lacks GPT-2's special token "
+                f"{END_OF_TEXT!r}.")
+        rules = read_lines_asset(merges)
+        for number, rule in enumerate(rules, start=1):
+            if not rule.lstrip().startswith("#version:") and \
+                    len(rule.split(" ")) != 2:
+                raise TokenizerAssetError(
+                    f"GPT2Tokenizer: merges={str(merges)!r}, line {number}: "
+                    f"{rule[:40]!r} is not a merge rule (two tokens and one "
+                    "space); the file is corrupt or not a merges.txt.")
+        return _GPT2BytePairTokenizer(
+            vocabulary=vocab,
+            merges=rules,
             unsplittable_tokens=[END_OF_TEXT],
             dtype="int32",
         )
-        if END_OF_TEXT not in self.inner.vocabulary:
-            raise ValueError(
-                f"Vocabulary {self.vocabulary} lacks GPT-2's special token "
-                f"{END_OF_TEXT!r}.")
-        self.end_token_id = self.token_to_id(END_OF_TEXT)
+
+    @property
+    def end_token_id(self):
+        return self.token_to_id(END_OF_TEXT)
+
+    @property
+    def start_token_id(self):
+        return self.end_token_id
+
+    @property
+    def pad_token_id(self):
         # GPT-2 has no padding token; padding is masked out, so any id
         # serves, and <|endoftext|> is the conventional choice.
-        self.start_token_id = self.end_token_id
-        self.pad_token_id = self.end_token_id
+        return self.end_token_id
 
     @property
     def special_token_ids(self):
         return [self.end_token_id]
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"vocabulary": self.vocabulary, "merges": self.merges})
-        return config

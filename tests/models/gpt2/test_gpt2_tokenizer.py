@@ -106,6 +106,10 @@ def test_classifier_preprocessor_pairs(tokenizer):
     assert x["token_ids"][0].tolist() == [15496, 995, END, 17250, END, END]
     assert x["padding_mask"][0].tolist() == [1, 1, 1, 1, 0, 0]
     single = to_numpy(kzoo.GPT2Preprocessor(
-        tokenizer, sequence_length=4, add_end_token=True)(["a b c d e"]))
-    assert single["token_ids"][0].tolist() == [64, 275, 269, END]
+        tokenizer, sequence_length=4, add_end_token=True)(["a b c d e",
+                                                           "a b"]))
+    # A text cut at sequence_length did not end there: no end token.
+    assert single["token_ids"][0].tolist() == [64, 275, 269, 288]
     assert single["padding_mask"][0].tolist() == [1, 1, 1, 1]
+    assert single["token_ids"][1].tolist() == [64, 275, END, END]
+    assert single["padding_mask"][1].tolist() == [1, 1, 1, 0]
