@@ -30,7 +30,8 @@ class GPT2Converter(Converter):
 ```
 
 `converter_for_model_type("gpt2")` imports `kzoo.convert.gpt2` on first
-use, so a new family needs no edit outside its own module.
+use, through the explicit `MODEL_TYPE_MODULES` table: a new family adds
+its `model_type`s there and its converter module.
 """
 
 import importlib
@@ -45,9 +46,23 @@ from kzoo.convert.progress import Progress
 from kzoo.models.classification import from_hf_config
 from kzoo.models.registry import get_class
 
+# The converter table: Hugging Face `model_type` (config.json) -> the
+# kzoo.convert module that reads it. Explicit, so a model_type that is no
+# Python name (`xlm-roberta`, `deberta-v2`) maps to its module, and only
+# these modules are ever imported on a checkpoint's say-so. A new family
+# adds its lines here and in FAMILY_MODULES.
+MODEL_TYPE_MODULES = {
+    "bert": "bert",
+    "gpt2": "gpt2",
+}
+# kzoo backbone family -> its converter module (for export).
+FAMILY_MODULES = {
+    "bert": "bert",
+    "gpt2": "gpt2",
+}
+
 _CONVERTERS = {}  # model_type -> Converter instance
 _BY_FAMILY = {}   # kzoo family -> Converter instance
-_MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def register_converter(cls):
@@ -60,36 +75,19 @@ def register_converter(cls):
     return cls
 
 
-def _import_family_module(name):
-    # `model_type` comes from a checkpoint's config.json: only a plain
-    # module name under kzoo.convert is ever imported from it.
-    if not isinstance(name, str) or not _MODULE_NAME.match(name):
-        return
-    try:
-        importlib.import_module(f"kzoo.convert.{name}")
-    except ModuleNotFoundError as e:
-        if e.name != f"kzoo.convert.{name}":
-            raise
-
-
 def known_model_types():
-    """The `model_type`s kzoo converts (importing every family module)."""
-    import pkgutil
-    import kzoo.convert as package
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name not in ("api", "base", "checkpoint", "download",
-                               "errors", "hub", "progress", "safetensors"):
-            _import_family_module(module.name)
-    return sorted(_CONVERTERS)
+    """The `model_type`s kzoo converts."""
+    return sorted(MODEL_TYPE_MODULES)
 
 
 def converter_for_model_type(model_type):
-    if model_type not in _CONVERTERS:
-        _import_family_module(model_type)
-    if model_type not in _CONVERTERS:
+    module = MODEL_TYPE_MODULES.get(model_type) \
+        if isinstance(model_type, str) else None
+    if module is None:
         raise ConversionError(
             f"Unknown model_type {model_type!r} in config.json: kzoo "
             f"converts {', '.join(known_model_types())}.")
+    importlib.import_module(f"kzoo.convert.{module}")
     return _CONVERTERS[model_type]
 
 
@@ -97,12 +95,12 @@ def converter_for_model(model):
     """The converter of a kzoo backbone or task (by the backbone's family)."""
     backbone = getattr(model, "backbone", model)
     family = getattr(backbone, "family", None)
-    if family not in _BY_FAMILY:
-        _import_family_module(family)
-    if family not in _BY_FAMILY:
+    module = FAMILY_MODULES.get(family) if isinstance(family, str) else None
+    if module is None:
         raise ConversionError(
             f"No Hugging Face exporter for {type(model).__name__} (family "
             f"{family!r}).")
+    importlib.import_module(f"kzoo.convert.{module}")
     return _BY_FAMILY[family]
 
 

@@ -1,0 +1,32 @@
+"""Converters are found through the explicit model_type table: every entry
+names a converter that reads that model_type, every converter's
+model_types are in the table, and a model_type outside it (even one that
+names a kzoo.convert module) is refused without importing anything."""
+
+import sys
+
+import pytest
+
+from kzoo.convert import ConversionError
+from kzoo.convert.base import (
+    FAMILY_MODULES, MODEL_TYPE_MODULES, converter_for_model_type,
+    known_model_types)
+
+
+@pytest.mark.parametrize("model_type", sorted(MODEL_TYPE_MODULES))
+def test_every_table_entry_has_its_converter(model_type):
+    converter = converter_for_model_type(model_type)
+    assert model_type in converter.model_types
+    assert FAMILY_MODULES[converter.family] == \
+        MODEL_TYPE_MODULES[model_type]
+    assert set(converter.model_types) <= set(known_model_types())
+
+
+@pytest.mark.parametrize("model_type", ["api", "hub", "../x", "roberta", 3,
+                                        None])
+def test_other_model_types_are_refused(model_type):
+    before = set(sys.modules)
+    with pytest.raises(ConversionError, match="Unknown model_type"):
+        converter_for_model_type(model_type)
+    assert not {m for m in set(sys.modules) - before
+                if m.startswith("kzoo.")}
