@@ -12,10 +12,6 @@ from kzoo.models.task import Task
 from kzoo.models.task_wiring import (
     masked_lm_compile_args, masked_lm_head, task_inputs)
 
-# The pretrainer's names for the shared pieces (kept while it imports them
-# from here).
-mlm_compile_args = masked_lm_compile_args
-
 # Masked LM does not use the pooler, so it gets no gradient; that is
 # expected, not the user's mistake Keras warns about.
 warnings.filterwarnings(

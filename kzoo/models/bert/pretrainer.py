@@ -4,10 +4,11 @@ import keras
 import tensorflow as tf
 
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
-from kzoo.models.bert.masked_lm import build_mlm_head, mlm_compile_args, task_inputs
+from kzoo.models.bert.masked_lm import build_mlm_head
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
+from kzoo.models.task_wiring import masked_lm_compile_args, task_inputs
 
 
 @register
@@ -62,7 +63,8 @@ class BertPretrainer(Task):
                 backbone.initializer_range),
             dtype=backbone.dtype_policy, name="nsp_head")
         # === Functional model ===
-        inputs, backbone_inputs = task_inputs(backbone, self.extra_input_names)
+        inputs, backbone_inputs = task_inputs(backbone,
+                                              self.extra_input_names)
         outputs = backbone(backbone_inputs)
         logits = {
             "mlm": mlm_head(outputs["sequence_output"],
@@ -75,7 +77,7 @@ class BertPretrainer(Task):
         self.nsp_head = nsp_head
 
     def default_compile_args(self):
-        args = mlm_compile_args(learning_rate=1e-4)
+        args = masked_lm_compile_args(learning_rate=1e-4)
         loss = args["loss"]
         accuracy = keras.metrics.SparseCategoricalAccuracy
         return {
