@@ -1,0 +1,183 @@
+"""Keras' own `.keras` format, in safe mode, for every registered task,
+backbone, preprocessor and tokenizer: the tokenizer's files travel inside
+the archive (configs name no file), and what loads predicts the same.
+Presets keep their own format (checked in check_task_preset and here)."""
+
+import json
+import shutil
+import zipfile
+
+import keras
+import numpy as np
+import pytest
+
+from helpers import assert_all_close, to_numpy, without_names
+from kzoo import presets
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.models.task import Task
+from kzoo.models.tokenizer import TokenizerAssetError
+from text_testing import (TEXTS, example_labels, example_texts,
+                          make_preprocessor, make_task, make_tokenizer,
+                          model_inputs, params, preset_for,
+                          registered_backbones, registered_tokenizers,
+                          tiny_backbone)
+
+
+def _copied_preset(name, tmp_path):
+    """A named preset copied to `tmp_path` (its tokenizer files too), so a
+    test can delete it and see that nothing still reads it."""
+    preset = presets.resolve(name)
+    entry = preset.json("tokenizer.json")
+    source = presets.resolve(entry.get("assets_from") or name)
+    dest = tmp_path / name
+    shutil.copytree(preset.path, dest)
+    for filename in source.path.iterdir():
+        if not (dest / filename.name).exists():
+            shutil.copy(filename, dest / filename.name)
+    entry.pop("assets_from", None)
+    (dest / "tokenizer.json").write_text(json.dumps(entry))
+    return dest
+
+
+def _is_random(preprocessor, x):
+    a, b = to_numpy(preprocessor(x)), to_numpy(preprocessor(x))
+    return any(not np.array_equal(u, v) for u, v in
+               zip(keras.tree.flatten(a), keras.tree.flatten(b)))
+
+
+def _archive_config(path):
+    with zipfile.ZipFile(path) as archive:
+        return archive.read("config.json").decode("utf-8"), \
+            archive.namelist()
+
+
+@pytest.mark.parametrize("task_cls", params(Task))
+def test_task_round_trips_through_keras_format(task_cls, tmp_path):
+    preprocessor_cls = task_cls.preprocessor_cls
+    preset_dir = _copied_preset(preset_for(task_cls.backbone_cls), tmp_path)
+    preprocessor = preprocessor_cls.from_preset(preset_dir,
+                                                sequence_length=12)
+    task = make_task(task_cls, preprocessor=preprocessor)
+    x = example_texts(preprocessor_cls)
+    inputs = model_inputs(preprocessor(x))
+    inputs = {k: inputs[k] for k in task.input_names}
+    expected = task.predict_on_batch(inputs)
+    expected_text = None
+    if not _is_random(preprocessor, x):
+        expected_text = task.predict(x, verbose=0)
+
+    path = tmp_path / "task.keras"
+    task.save(path)
+    config, names = _archive_config(path)
+    for argument, asset in preprocessor.tokenizer.asset_paths.items():
+        assert str(asset) not in config and str(preset_dir) not in config
+        assert any(n.endswith("/" + asset.name) for n in names), names
+    # Nothing outside the archive is read back.
+    shutil.rmtree(preset_dir)
+
+    loaded = keras.models.load_model(path)  # safe_mode=True, the default
+    assert type(loaded) is task_cls
+    assert type(loaded.preprocessor) is preprocessor_cls
+    assert without_names(loaded.preprocessor.get_config()) == \
+        without_names(preprocessor.get_config())
+    assert_all_close(loaded.predict_on_batch(inputs), expected, atol=0.0,
+                     what="predictions after save/load_model")
+    if expected_text is not None:
+        assert_all_close(loaded.predict(x, verbose=0), expected_text,
+                         atol=0.0, what="predictions from raw text")
+    else:  # random masking: same shapes, and the loaded one still runs
+        keras.tree.assert_same_structure(
+            to_numpy(loaded.predict(x, verbose=0)), to_numpy(expected))
+    # Loading kept its own copy of the files (Keras deleted its folder).
+    for path in loaded.preprocessor.tokenizer.asset_paths.values():
+        assert path.is_file()
+        assert presets.cache_dir() / "assets" in path.parents
+    # And the loaded task saves again, as a preset too.
+    loaded.save(tmp_path / "again.keras")
+    loaded.save_to_preset(tmp_path / "again_preset")
+    again = task_cls.from_preset(tmp_path / "again_preset")
+    assert_all_close(again.predict_on_batch(inputs), expected, atol=0.0,
+                     what="predictions after .keras -> preset")
+
+
+@pytest.mark.parametrize("backbone_cls", registered_backbones())
+def test_backbone_round_trips_through_keras_format(backbone_cls, tmp_path):
+    backbone = tiny_backbone(backbone_cls)
+    inputs = {name: np.ones((2, 5), "int32")
+              for name in backbone.input_names}
+    path = tmp_path / "backbone.keras"
+    backbone.save(path)
+    loaded = keras.models.load_model(path)
+    assert type(loaded) is backbone_cls
+    assert_all_close(loaded(inputs), backbone(inputs), atol=0.0)
+
+
+@pytest.mark.parametrize("preprocessor_cls", params(Preprocessor))
+def test_preprocessor_deserializes_in_safe_mode(preprocessor_cls, tmp_path):
+    """A preprocessor on its own: its config (with its tokenizer's, never a
+    file path) rebuilds it; the files arrive afterwards, by load_assets."""
+    preprocessor = make_preprocessor(preprocessor_cls)
+    x = example_texts(preprocessor_cls)
+    config = keras.saving.serialize_keras_object(preprocessor)
+    for path in preprocessor.tokenizer.asset_paths.values():
+        assert str(path) not in json.dumps(config)
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    preprocessor.tokenizer.save_assets(assets)
+
+    rebuilt = keras.saving.deserialize_keras_object(config, safe_mode=True)
+    assert type(rebuilt) is preprocessor_cls
+    # Until its files arrive, a clear error (not an AttributeError).
+    with pytest.raises(TokenizerAssetError, match="has no .* yet.*"
+                       "from_preset"):
+        rebuilt(x)
+    rebuilt.tokenizer.load_assets(assets)
+    shutil.rmtree(assets)
+    y = example_labels(preprocessor_cls)
+    out, expected = to_numpy(rebuilt(x, y)), to_numpy(preprocessor(x, y))
+    keras.tree.assert_same_structure(out, expected)
+    if not _is_random(preprocessor, x):
+        assert_all_close(out, expected, atol=0.0)
+
+
+@pytest.mark.parametrize("tokenizer_cls", registered_tokenizers())
+def test_tokenizer_config_names_no_file(tokenizer_cls, tmp_path):
+    tokenizer = make_tokenizer(tokenizer_cls)
+    config = tokenizer.get_config()
+    for argument in tokenizer_cls.asset_files:
+        assert argument not in config
+    # A preset still gets the files beside tokenizer.json, and loads.
+    tokenizer.save_to_preset(tmp_path)
+    entry = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert entry == {"class_name": tokenizer_cls.__name__, "config": config}
+    (tmp_path / "metadata.json").write_text('{"name": "saved"}')
+    loaded = tokenizer_cls.from_preset(tmp_path)
+    for argument, filename in tokenizer_cls.asset_files.items():
+        assert loaded.asset_paths[argument] == tmp_path / filename
+    assert loaded.tokenize(TEXTS) == tokenizer.tokenize(TEXTS)
+
+
+@pytest.mark.parametrize("tokenizer_cls", registered_tokenizers())
+def test_loaded_copies_are_shared_by_content(tokenizer_cls, tmp_path):
+    tokenizer = make_tokenizer(tokenizer_cls)
+    for round_ in ("a", "b"):
+        folder = tmp_path / round_
+        folder.mkdir()
+        tokenizer.save_assets(folder)
+        rebuilt = tokenizer_cls.from_config(tokenizer.get_config())
+        rebuilt.load_assets(folder)
+        shutil.rmtree(folder)
+        if round_ == "a":
+            first = rebuilt.asset_paths
+    assert rebuilt.asset_paths == first  # one copy per content
+    assert rebuilt.tokenize(TEXTS) == tokenizer.tokenize(TEXTS)
+
+
+@pytest.mark.parametrize("tokenizer_cls", registered_tokenizers())
+def test_archive_without_the_files_is_a_clear_error(tokenizer_cls, tmp_path):
+    tokenizer = make_tokenizer(tokenizer_cls)
+    rebuilt = tokenizer_cls.from_config(tokenizer.get_config())
+    filename = next(iter(tokenizer_cls.asset_files.values()))
+    with pytest.raises(TokenizerAssetError, match=(
+            f"saved model has no {filename}.*save the model again")):
+        rebuilt.load_assets(tmp_path)

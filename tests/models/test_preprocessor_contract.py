@@ -1,0 +1,224 @@
+"""The preprocessing contract, for every registered preprocessor (found
+through the registry, so a new family is covered with no new test code):
+
+- called eagerly it returns tensors of the current backend, which go
+  straight into its backbone and into every task that uses it;
+- inside tf.data it returns tf values, the same as eagerly;
+- it checks its input and its sequence_length in the base class, with
+  errors that name the argument, the value and what to do.
+"""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from helpers import to_numpy
+from kzoo.models.preprocessor import Preprocessor
+from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
+                          is_backend_tensor, make_preprocessor, make_task,
+                          model_inputs, params, tasks_using, tiny_backbone,
+                          backbone_cls_for)
+
+PREPROCESSORS = params(Preprocessor)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """One preprocessor per class (building them is the slow part)."""
+    cache = {}
+
+    def get(preprocessor_cls):
+        if preprocessor_cls not in cache:
+            cache[preprocessor_cls] = make_preprocessor(preprocessor_cls)
+        return cache[preprocessor_cls]
+    return get
+
+
+def _random(preprocessor, x, y):
+    """Whether two calls on the same text differ (random masking)."""
+    first, second = to_numpy(preprocessor(x, y)), to_numpy(preprocessor(x, y))
+    return any(not np.array_equal(a, b) for a, b in
+               zip(keras.tree.flatten(first), keras.tree.flatten(second)))
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_eager_outputs_are_backend_tensors(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
+    outputs = preprocessor(x, y)
+    for value in keras.tree.flatten(outputs):
+        assert is_backend_tensor(value), (
+            f"{preprocessor_cls.__name__} returned a {type(value)} on "
+            f"{keras.backend.backend()}")
+    inputs = model_inputs(outputs)
+    batch = len(example_texts(preprocessor_cls, 3)[0]) \
+        if isinstance(x, tuple) else len(x)
+    assert tuple(inputs["token_ids"].shape) == (batch, SEQUENCE_LENGTH)
+    for value in keras.tree.flatten(outputs):
+        assert value.shape[0] == batch
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_output_feeds_its_backbone_and_tasks(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    inputs = model_inputs(preprocessor(example_texts(preprocessor_cls),
+                                       example_labels(preprocessor_cls)))
+    backbone = tiny_backbone(backbone_cls_for(preprocessor_cls))
+    outputs = backbone({k: inputs[k] for k in backbone.input_names})
+    for value in keras.tree.flatten(outputs):
+        assert np.all(np.isfinite(keras.ops.convert_to_numpy(value)))
+    for task_cls in tasks_using(preprocessor_cls):
+        task = make_task(task_cls, backbone=backbone,
+                         preprocessor=preprocessor)
+        outputs = task({k: inputs[k] for k in task.input_names})
+        for value in keras.tree.flatten(outputs):
+            assert np.all(np.isfinite(keras.ops.convert_to_numpy(value))), \
+                task_cls.__name__
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
+    elements = x if y is None else (x, y)
+    if y is None and isinstance(x, tuple):
+        elements = (x,)  # a pair travels as one element
+    dataset = tf.data.Dataset.from_tensor_slices(elements).batch(8)
+    in_graph = next(iter(dataset.map(preprocessor)))
+    for value in keras.tree.flatten(in_graph):
+        assert isinstance(value, tf.Tensor)
+    eager = to_numpy(preprocessor(x, y))
+    in_graph = to_numpy(in_graph)
+    keras.tree.assert_same_structure(in_graph, eager)
+    random = _random(preprocessor, x, y)
+    for a, b in zip(keras.tree.flatten(in_graph), keras.tree.flatten(eager)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        if not random:
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_unbatched_text_in_tf_data(preprocessor_cls, built):
+    # dataset.map before .batch: one example at a time, one row out.
+    preprocessor = built(preprocessor_cls)
+    x = example_texts(preprocessor_cls, 2)
+    elements = (x,) if isinstance(x, tuple) else x
+    dataset = tf.data.Dataset.from_tensor_slices(elements)
+    element = next(iter(dataset.map(preprocessor).batch(2)))
+    assert tuple(model_inputs(element)["token_ids"].shape) == \
+        (2, SEQUENCE_LENGTH)
+
+
+# ----------------------------------------------------------------------
+# Bad input: one clear error each, raised by the base class
+# ----------------------------------------------------------------------
+def _as_x(preprocessor_cls, value):
+    """`value` as the whole x, or as each text of a pair-only input."""
+    if preprocessor_cls.min_segments >= 2:
+        return (value, value)
+    return value
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+@pytest.mark.parametrize("bad, message", [
+    ([], r"is an empty batch \(\[\] \(list\)\).*at least one string"),
+    (np.array([], dtype=str), "is an empty batch"),
+    (None, r"is None; it must be text"),
+    (5, r"must be text.*got 5 \(int\)"),
+    ([5, 6], r"holds 5 \(int\)"),
+    (np.array([1, 2]), r"numpy array of int64.*not token ids"),
+    ({"text": ["a"]}, r"got \{'text'"),
+])
+def test_bad_text_is_refused_clearly(preprocessor_cls, bad, message, built):
+    preprocessor = built(preprocessor_cls)
+    with pytest.raises(ValueError, match=message) as error:
+        preprocessor(_as_x(preprocessor_cls, bad))
+    assert preprocessor_cls.__name__ in str(error.value)
+    assert "`x" in str(error.value)  # names the argument
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_number_tensor_is_refused(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    with pytest.raises(ValueError, match="tensor of int32.*not token ids"):
+        preprocessor(_as_x(preprocessor_cls, tf.constant([1, 2])))
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_wrong_number_of_texts_per_example(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    too_many = tuple(["a text"] for _ in range(preprocessor_cls.max_segments
+                                               + 1))
+    with pytest.raises(ValueError, match=preprocessor_cls.__name__ +
+                       r" takes .*got \d texts per example"):
+        preprocessor(too_many)
+    if preprocessor_cls.max_segments >= 2:
+        with pytest.raises(ValueError, match=r"equal numbers.*\[2, 1\]"):
+            preprocessor((["a", "b"], ["c"]))
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_labels_refused_when_made_internally(preprocessor_cls, built):
+    preprocessor = built(preprocessor_cls)
+    x = example_texts(preprocessor_cls, 1)
+    if preprocessor_cls.takes_labels:
+        preprocessor(x, np.array([1]))  # accepted
+    else:
+        with pytest.raises(ValueError, match="makes its own labels"):
+            preprocessor(x, np.array([1]))
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+@pytest.mark.parametrize("sequence_length", [0, -3, 2.5, "16", None, True])
+def test_sequence_length_must_be_a_positive_integer(preprocessor_cls,
+                                                    sequence_length, built):
+    tokenizer = built(preprocessor_cls).tokenizer
+    with pytest.raises(ValueError, match=r"sequence_length must be a "
+                       r"positive integer.*got " +
+                       repr(sequence_length).replace(".", r"\.")):
+        preprocessor_cls(tokenizer, sequence_length=sequence_length)
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_sequence_length_leaves_room_for_special_tokens(preprocessor_cls,
+                                                        built):
+    """Each preprocessor declares what its special tokens take
+    (`special_token_count`); the base class refuses less, at construction
+    for one example's worth of texts, and the minimum itself gives outputs
+    of exactly that length."""
+    preprocessor = built(preprocessor_cls)
+    tokenizer = preprocessor.tokenizer
+    needed = max(1, preprocessor.special_token_count(
+        preprocessor_cls.min_segments))
+    if needed > 1:
+        with pytest.raises(ValueError, match=(
+                f"sequence_length={needed - 1} is too short.*take {needed} "
+                f"positions.*sequence_length >= {needed}")):
+            preprocessor_cls(tokenizer, sequence_length=needed - 1)
+    shortest = preprocessor_cls(tokenizer, sequence_length=needed)
+    x = example_texts(preprocessor_cls, 2)
+    inputs = model_inputs(shortest(x, example_labels(preprocessor_cls, 2)))
+    assert tuple(inputs["token_ids"].shape) == (2, needed)
+
+
+def test_pairs_need_more_room_than_single_texts(built):
+    # Checked on first use with pairs: the layout is known only then.
+    for preprocessor_cls in [cls.values[0] for cls in PREPROCESSORS]:
+        if preprocessor_cls.max_segments < 2:
+            continue
+        tokenizer = built(preprocessor_cls).tokenizer
+        single = max(1, built(preprocessor_cls).special_token_count(1))
+        pairs = built(preprocessor_cls).special_token_count(2)
+        if pairs <= single or preprocessor_cls.min_segments >= 2:
+            continue
+        preprocessor = preprocessor_cls(tokenizer, sequence_length=single)
+        preprocessor(["fits"])
+        with pytest.raises(ValueError, match=f"2 texts take {pairs}"):
+            preprocessor((["a"], ["b"]))
+
+
+def test_every_preprocessor_has_a_task():
+    # Otherwise the contract tests above could not feed it to a model.
+    for param in PREPROCESSORS:
+        assert tasks_using(param.values[0]), param.id

@@ -1,0 +1,151 @@
+"""Every registered text class, found through the registry, built small.
+
+The contract tests (tokenizers, preprocessors, `.keras` saving) are
+parametrised over `kzoo.models.registry._CLASSES`: a new family's classes
+are tested as soon as they are registered, with no new test code. Links
+come from the classes themselves: a task names its `backbone_cls` and
+`preprocessor_cls`, a preprocessor its `tokenizer_cls`; a backbone's named
+preset is the smallest one whose config builds that class.
+"""
+
+import functools
+import inspect
+
+import keras
+import numpy as np
+import pytest
+
+from kzoo import presets
+from kzoo.models.backbone import Backbone
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.models.registry import _CLASSES
+from kzoo.models.task import Task
+from kzoo.models.tokenizer import Tokenizer
+
+# Shrinks any backbone config that has these keys (sizes shared by every
+# transformer family); the vocabulary and position table stay the preset's.
+TINY = dict(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32)
+# Values for task constructor arguments that have no default.
+TASK_ARGUMENTS = {"num_classes": 3}
+SEQUENCE_LENGTH = 12
+
+TEXTS = ["It is a truth universally acknowledged, that a single man",
+         "Hello world",
+         "Ünïcödé, 日本語 and emoji 🙂 too"]
+SECOND_TEXTS = ["in possession of a good fortune", "Hi", "a b"]
+
+
+def registered(base):
+    """Registered subclasses of `base`, by name (pytest ids)."""
+    return sorted((cls for cls in _CLASSES.values()
+                   if issubclass(cls, base) and cls is not base),
+                  key=lambda cls: cls.__name__)
+
+
+def params(base):
+    return [pytest.param(cls, id=cls.__name__) for cls in registered(base)]
+
+
+def tasks_using(preprocessor_cls):
+    return [task for task in registered(Task)
+            if task.preprocessor_cls is preprocessor_cls]
+
+
+def backbone_cls_for(preprocessor_cls):
+    tasks = tasks_using(preprocessor_cls)
+    assert tasks, (f"no registered task uses {preprocessor_cls.__name__}; "
+                   "register one (tasks declare preprocessor_cls) so the "
+                   "preprocessor is tested with a model")
+    return tasks[0].backbone_cls
+
+
+@functools.lru_cache(maxsize=None)
+def preset_for(backbone_cls):
+    """The smallest named preset of `backbone_cls` that ships a tokenizer."""
+    found = []
+    for row in presets.list():
+        preset = presets.resolve(row["name"])
+        if preset.json("config.json")["class_name"] == backbone_cls.__name__ \
+                and preset.has("tokenizer.json"):
+            found.append((row["params"] or 0, row["name"]))
+    assert found, f"no named preset builds {backbone_cls.__name__}"
+    return min(found)[1]
+
+
+def preset_for_tokenizer(tokenizer_cls):
+    for preprocessor_cls in registered(Preprocessor):
+        if preprocessor_cls.tokenizer_cls is tokenizer_cls:
+            return preset_for(backbone_cls_for(preprocessor_cls))
+    pytest.fail(f"no registered preprocessor uses {tokenizer_cls.__name__}")
+
+
+def tiny_backbone(backbone_cls):
+    preset = preset_for(backbone_cls)
+    config = presets.resolve(preset).json("config.json")["config"]
+    overrides = {k: v for k, v in TINY.items() if k in config}
+    return backbone_cls.from_preset(preset, load_weights=False, **overrides)
+
+
+def make_preprocessor(preprocessor_cls, sequence_length=SEQUENCE_LENGTH,
+                      **kwargs):
+    preset = preset_for(backbone_cls_for(preprocessor_cls))
+    return preprocessor_cls.from_preset(preset,
+                                        sequence_length=sequence_length,
+                                        **kwargs)
+
+
+def make_tokenizer(tokenizer_cls):
+    return tokenizer_cls.from_preset(preset_for_tokenizer(tokenizer_cls))
+
+
+def make_task(task_cls, backbone=None, preprocessor="auto"):
+    backbone = backbone or tiny_backbone(task_cls.backbone_cls)
+    if isinstance(preprocessor, str):
+        preprocessor = make_preprocessor(task_cls.preprocessor_cls)
+    kwargs = {}
+    for name, parameter in inspect.signature(task_cls).parameters.items():
+        if name in ("backbone", "preprocessor") or \
+                parameter.default is not inspect.Parameter.empty or \
+                parameter.kind in (parameter.VAR_KEYWORD,
+                                   parameter.VAR_POSITIONAL):
+            continue
+        assert name in TASK_ARGUMENTS, (
+            f"{task_cls.__name__} needs `{name}`: add a test value to "
+            "TASK_ARGUMENTS in tests/text_testing.py")
+        kwargs[name] = TASK_ARGUMENTS[name]
+    return task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+
+
+def example_texts(preprocessor_cls, n=len(TEXTS)):
+    """Raw input for the preprocessor: texts, or pairs when it needs them."""
+    if preprocessor_cls.min_segments >= 2:
+        return (TEXTS[:n], SECOND_TEXTS[:n])
+    return TEXTS[:n]
+
+
+def example_labels(preprocessor_cls, n=len(TEXTS)):
+    if not preprocessor_cls.takes_labels:
+        return None
+    return np.arange(n, dtype="int32") % 2
+
+
+def model_inputs(outputs):
+    """The x of a preprocessor's output (a dict, or the first of x, y,
+    sample_weight)."""
+    return outputs if isinstance(outputs, dict) else outputs[0]
+
+
+def is_backend_tensor(x):
+    """A tensor of the current Keras backend (tf only on TensorFlow)."""
+    import tensorflow as tf
+    if keras.backend.backend() != "tensorflow" and tf.is_tensor(x):
+        return False
+    return keras.ops.is_tensor(x)
+
+
+def registered_tokenizers():
+    return params(Tokenizer)
+
+
+def registered_backbones():
+    return params(Backbone)
