@@ -2,9 +2,15 @@
 
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
+from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.embeddings import PositionEmbedding, TokenEmbedding
 from kzoo.layers.heads import MaskedLMHead, TiedLMHead
 from kzoo.layers.masks import CausalPaddingMask, causal_mask
+from kzoo.layers.normalization import RMSNorm, normalization_layer
+from kzoo.layers.relative_position import (
+    RelativePositionBias,
+    relative_position_bucket,
+)
 from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
@@ -17,4 +23,9 @@ __all__ = [
     "CausalPaddingMask",
     "causal_mask",
     "TransformerBlock",
+    "TransformerDecoderBlock",
+    "RMSNorm",
+    "normalization_layer",
+    "RelativePositionBias",
+    "relative_position_bucket",
 ]
