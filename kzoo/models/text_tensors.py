@@ -52,6 +52,7 @@ def text_tensor(value, owner, argument="inputs"):
             raise ValueError(_empty_message(owner, argument, value, example))
         return value
     if isinstance(value, (str, bytes)):
+        _check_unicode(value, owner, argument)
         return _to_string_tensor(value, owner, argument)
     if isinstance(value, (list, tuple, np.ndarray)):
         array = value if isinstance(value, np.ndarray) else None
@@ -68,6 +69,8 @@ def text_tensor(value, owner, argument="inputs"):
             raise ValueError(
                 f"{owner}: `{argument}` must be {expected}; it holds "
                 f"{describe(bad)}. {example}.")
+        for item in items:
+            _check_unicode(item, owner, argument)
         return _to_string_tensor(value, owner, argument)
     if value is None:
         raise ValueError(
@@ -84,16 +87,24 @@ def _empty_message(owner, argument, value, example):
             f"{example}.")
 
 
+def _check_unicode(text, owner, argument):
+    # Python strings may hold lone surrogates, which have no UTF-8.
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"{owner}: `{argument}` holds a string that is not valid "
+                f"Unicode ({e.reason} at position {e.start}: "
+                f"{text[max(0, e.start - 10):e.end + 10]!r}); it has no "
+                "UTF-8 form. Clean it first, e.g. "
+                "`text.encode('utf-8', 'replace').decode('utf-8')`.") \
+                from None
+
+
 def _to_string_tensor(value, owner, argument):
     try:
         return tf.convert_to_tensor(value, dtype=tf.string)
-    except UnicodeEncodeError as e:
-        # Python strings may hold lone surrogates, which have no UTF-8.
-        raise ValueError(
-            f"{owner}: `{argument}` holds a string that is not valid "
-            f"Unicode ({e.reason} at position {e.start}); such text cannot "
-            "be encoded as UTF-8. Clean it first, e.g. "
-            "`text.encode('utf-8', 'replace').decode('utf-8')`.") from None
     except (ValueError, TypeError) as e:
         # Ragged nested lists and the like.
         raise ValueError(

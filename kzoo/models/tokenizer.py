@@ -124,7 +124,7 @@ class Tokenizer(keras.layers.Layer):
         except TokenizerAssetError:
             raise
         except (OSError, UnicodeDecodeError, ValueError, KeyError,
-                TypeError) as e:
+                TypeError, tf.errors.OpError) as e:
             files = ", ".join(f"{a}={str(p)!r}" for a, p in resolved.items())
             raise TokenizerAssetError(
                 f"{name} cannot read its files ({files}): "
@@ -184,6 +184,11 @@ class Tokenizer(keras.layers.Layer):
     # ------------------------------------------------------------------
     # Text <-> ids
     # ------------------------------------------------------------------
+    def __call__(self, inputs, *args, **kwargs):
+        # Checked here, before Keras wraps errors raised inside `call`.
+        inputs = text_tensor(inputs, type(self).__name__)
+        return super().__call__(inputs, *args, **kwargs)
+
     def call(self, inputs):
         return self.tokenize(inputs)
 
@@ -273,8 +278,20 @@ class Tokenizer(keras.layers.Layer):
         assets = preset
         if entry.get("assets_from"):
             assets = presets.resolve(entry["assets_from"])
+        # Named presets record each file's sha256: a truncated or damaged
+        # copy is refused here, where the cause is known.
+        records = assets.metadata.get("tokenizer") or {}
         for argument, filename in tokenizer_cls.asset_files.items():
-            config[argument] = str(assets.file(filename))
+            path = assets.file(filename)
+            expected = (records.get(filename) or {}).get("sha256")
+            if expected and sha256_of(path) != expected:
+                raise TokenizerAssetError(
+                    f"{tokenizer_cls.__name__}: {path} is not the "
+                    f"{filename} that preset {assets.name!r} records (its "
+                    "sha256 differs): the file is corrupt or truncated. "
+                    "Restore it: reinstall kzoo for a named preset, or save "
+                    "the preset again.")
+            config[argument] = str(path)
         config.update(kwargs)
         return tokenizer_cls.from_config(config)
 

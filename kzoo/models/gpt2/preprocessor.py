@@ -72,6 +72,7 @@ class GPT2Preprocessor(Preprocessor):
         # The end token takes no reserved room: a truncated text gets none.
         count = int(self.add_start_token)
         if num_segments > 1:
+            self._ensure_setup()  # the delimiter's ids need the vocabulary
             count += (num_segments - 1) * len(self.delimiter_ids)
         return count
 

@@ -1,6 +1,7 @@
 """GPT-2's byte-level BPE tokenizer (keras-hub `BytePairTokenizer`)."""
 
 import keras_hub
+import tensorflow as tf
 from tokenizers import pre_tokenizers
 
 from kzoo.models.registry import register
@@ -8,6 +9,8 @@ from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
 
 END_OF_TEXT = "<|endoftext|>"
+# Byte-level BPE spells bytes 0x00 and 0x01 as these characters.
+_NUL_TOKEN, _SOH_TOKEN = "\u0100", "\u0101"
 
 
 class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
@@ -57,6 +60,7 @@ class GPT2Tokenizer(Tokenizer):
 
     def __init__(self, vocabulary=None, merges=None, **kwargs):
         super().__init__(**kwargs)
+        self._nul_stand_in = False  # see tokenize_tf; set by read_assets
         self.set_assets(vocabulary=vocabulary, merges=merges)
 
     def read_assets(self, vocabulary, merges):
@@ -73,6 +77,11 @@ class GPT2Tokenizer(Tokenizer):
                 f"Vocabulary {vocabulary} lacks GPT-2's special token "
                 f"{END_OF_TEXT!r}.")
         rules = read_lines_asset(merges)
+        if not any(rule and not rule.startswith("#version:")
+                   for rule in rules):
+            raise TokenizerAssetError(
+                f"GPT2Tokenizer: merges={str(merges)!r} holds no merge "
+                "rules; the file is empty or not a merges.txt.")
         for number, rule in enumerate(rules, start=1):
             if not rule.lstrip().startswith("#version:") and \
                     len(rule.split(" ")) != 2:
@@ -80,12 +89,56 @@ class GPT2Tokenizer(Tokenizer):
                     f"GPT2Tokenizer: merges={str(merges)!r}, line {number}: "
                     f"{rule[:40]!r} is not a merge rule (two tokens and one "
                     "space); the file is corrupt or not a merges.txt.")
+        # See tokenize_tf: NUL needs a stand-in in tf graphs, which is exact
+        # when neither byte takes part in a merge (true of GPT-2's merges).
+        self._nul_stand_in = all(
+            _NUL_TOKEN not in rule and _SOH_TOKEN not in rule
+            for rule in rules) and _NUL_TOKEN in vocab and _SOH_TOKEN in vocab
         return _GPT2BytePairTokenizer(
             vocabulary=vocab,
             merges=rules,
             unsplittable_tokens=[END_OF_TEXT],
             dtype="int32",
         )
+
+    def tokenize_tf(self, texts):
+        """As the base class; in a tf graph with NUL characters handled.
+
+        keras-hub's tf path pre-splits text with tensorflow-text's
+        `regex_split`, which stops reading a string at its first NUL
+        ("a\\x00b" tokenizes as "a"). In graphs, NUL is tokenized as SOH
+        (\\x01, the same kind of character to the pre-tokenizer's regex),
+        then those SOH tokens that stood for a NUL get NUL's id back, in
+        text order. Eager calls run the `tokenizers` library, which is fine.
+        """
+        if tf.executing_eagerly() or isinstance(texts, tf.RaggedTensor):
+            return super().tokenize_tf(texts)
+        unbatched = texts.shape.rank == 0
+        batch = texts[tf.newaxis] if unbatched else texts
+        if not self._nul_stand_in:
+            tf.debugging.Assert(
+                tf.reduce_all(tf.strings.regex_full_match(batch, "[^\\x00]*")),
+                ["GPT2Tokenizer: inside tf.data this vocabulary cannot "
+                 "tokenize NUL (\\x00) characters; remove them first."])
+            ids = super().tokenize_tf(batch)
+        else:
+            ids = super().tokenize_tf(
+                tf.strings.regex_replace(batch, "\\x00", "\x01"))
+            ids = self._restore_nul(batch, ids)
+        return ids[0] if unbatched else ids
+
+    def _restore_nul(self, texts, ids):
+        soh_id = self.token_to_id(_SOH_TOKEN)
+        nul_id = self.token_to_id(_NUL_TOKEN)
+        # Each text's NUL and SOH characters, in order: one SOH token each.
+        controls = tf.strings.bytes_split(
+            tf.strings.regex_replace(texts, "[^\\x00\\x01]", ""))
+        was_nul = tf.equal(controls.flat_values, "\x00")
+        flat = ids.flat_values
+        positions = tf.where(tf.equal(flat, soh_id))
+        flat = tf.tensor_scatter_nd_update(
+            flat, positions, tf.where(was_nul, nul_id, soh_id))
+        return ids.with_flat_values(flat)
 
     @property
     def end_token_id(self):
