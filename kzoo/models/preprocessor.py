@@ -187,11 +187,13 @@ class Preprocessor(keras.layers.Layer):
                                    **kwargs)
         return eager_outputs(outputs)
 
+    @tf.autograph.experimental.do_not_convert
     def build(self, input_shape=None):
         # First use: Keras calls this before the first `call`, and
         # `_ensure_setup` before methods used outside it. Inside a tf.data
         # trace, init_scope makes the state eagerly (a masker's random
-        # generator must not belong to the traced graph).
+        # generator must not belong to the traced graph), and autograph
+        # must keep out: it would rewrite the layers' constructors.
         with tf.init_scope():
             self.tokenizer.check_assets()
             self.setup()

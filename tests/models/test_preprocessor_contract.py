@@ -78,6 +78,26 @@ def test_output_feeds_its_backbone_and_tasks(preprocessor_cls, built):
 
 
 @pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_public_packing_steps_return_backend_tensors(preprocessor_cls,
+                                                     built):
+    # `pack` (and `mask`, where there is one) are called eagerly on their
+    # own too, e.g. by fill_mask: the same contract as __call__.
+    preprocessor = built(preprocessor_cls)
+    if not hasattr(preprocessor, "pack"):
+        return
+    packed = preprocessor.pack(example_texts(preprocessor_cls))
+    steps = [packed]
+    if hasattr(preprocessor, "mask"):
+        steps.append(preprocessor.mask(packed))
+    backbone = tiny_backbone(backbone_cls_for(preprocessor_cls))
+    for outputs in steps:
+        for value in keras.tree.flatten(outputs):
+            assert is_backend_tensor(value), type(value)
+        inputs = model_inputs(outputs)
+        backbone({k: inputs[k] for k in backbone.input_names})
+
+
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
 def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
     preprocessor = built(preprocessor_cls)
     x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
@@ -99,9 +119,10 @@ def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
 
 
 @pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
-def test_unbatched_text_in_tf_data(preprocessor_cls, built):
-    # dataset.map before .batch: one example at a time, one row out.
-    preprocessor = built(preprocessor_cls)
+def test_first_use_inside_tf_data_unbatched(preprocessor_cls):
+    # A fresh preprocessor sets up inside the tf.data trace (as a loaded
+    # model's does); dataset.map before .batch: one example at a time.
+    preprocessor = make_preprocessor(preprocessor_cls)
     x = example_texts(preprocessor_cls, 2)
     elements = (x,) if isinstance(x, tuple) else x
     dataset = tf.data.Dataset.from_tensor_slices(elements)

@@ -4,6 +4,7 @@ import keras
 
 from kzoo.models.bert.preprocessor import BertPreprocessor
 from kzoo.models.registry import register
+from kzoo.models.text_tensors import as_tf, eager_outputs
 from kzoo.preprocessing.masking import MaskedLMMasker
 
 
@@ -56,14 +57,19 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
             mask_selection_length=self.mask_selection_length)
 
     def mask(self, x):
-        """Mask a packed input dict; returns (x, mask_ids, mask_weights)."""
+        """Mask a packed input dict; returns (x, mask_ids, mask_weights)
+        (backend tensors when called eagerly, as `__call__`)."""
+        return eager_outputs(self._mask(x))
+
+    def _mask(self, x):
         self._ensure_setup()
-        token_ids, positions, mask_ids, weights = self.masker(x["token_ids"])
+        token_ids, positions, mask_ids, weights = self.masker(
+            as_tf(x["token_ids"]))
         x = {**x, "token_ids": token_ids, "mask_positions": positions}
         return x, mask_ids, weights
 
     def call(self, x, y=None, sample_weight=None):
-        x, mask_ids, weights = self.mask(self.pack(x))
+        x, mask_ids, weights = self._mask(self._pack(x))
         return keras.utils.pack_x_y_sample_weight(x, mask_ids, weights)
 
     def get_config(self):

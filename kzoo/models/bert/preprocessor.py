@@ -6,7 +6,7 @@ import keras_hub
 from kzoo.models.bert.tokenizer import BertTokenizer
 from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
-from kzoo.models.text_tensors import as_tf
+from kzoo.models.text_tensors import as_tf, eager_outputs
 
 TRUNCATE_MODES = ("round_robin", "waterfall")
 
@@ -59,8 +59,11 @@ class BertPreprocessor(Preprocessor):
         )
 
     def pack(self, x):
-        """Tokenize and pack segments into the backbone's input dict (tf
-        tensors, eagerly or in a graph)."""
+        """Tokenize and pack segments into the backbone's input dict
+        (backend tensors when called eagerly, as `__call__`)."""
+        return eager_outputs(self._pack(x))
+
+    def _pack(self, x):
         segments = tuple(self.tokenizer.tokenize_tf(s)
                          for s in self.text_segments(x))
         packed, segment_ids = as_tf(self.packer(segments))
@@ -69,7 +72,7 @@ class BertPreprocessor(Preprocessor):
                 "padding_mask": padding_mask}
 
     def call(self, x, y=None, sample_weight=None):
-        return keras.utils.pack_x_y_sample_weight(self.pack(x), y,
+        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
                                                   sample_weight)
 
     def get_config(self):

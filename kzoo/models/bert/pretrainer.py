@@ -26,7 +26,7 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
                      "kzoo.preprocessing.next_sentence_pairs(documents).")
 
     def call(self, x, y=None, sample_weight=None):
-        x, mask_ids, weights = self.mask(self.pack(x))
+        x, mask_ids, weights = self._mask(self._pack(x))
         if y is None:
             return x
         targets = {"mlm": mask_ids, "nsp": y}

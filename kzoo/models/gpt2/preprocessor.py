@@ -10,7 +10,7 @@ from kzoo.models.gpt2.tokenizer import END_OF_TEXT, GPT2Tokenizer
 from kzoo.models.preprocessor import (PAD_MARK, Preprocessor, append_id,
                                       split_padding)
 from kzoo.models.registry import register
-from kzoo.models.text_tensors import as_tf, text_tensor
+from kzoo.models.text_tensors import as_tf, eager_outputs, text_tensor
 
 TRUNCATE_MODES = ("round_robin", "waterfall")
 
@@ -95,6 +95,11 @@ class GPT2Preprocessor(Preprocessor):
         )
 
     def pack(self, x):
+        """Tokenize and pack texts into the backbone's input dict (backend
+        tensors when called eagerly, as `__call__`)."""
+        return eager_outputs(self._pack(x))
+
+    def _pack(self, x):
         token_ids = [self.tokenizer.tokenize_tf(s)
                      for s in self.text_segments(x)]
         if self.add_end_token:
@@ -111,7 +116,7 @@ class GPT2Preprocessor(Preprocessor):
         return {"token_ids": token_ids, "padding_mask": padding_mask}
 
     def call(self, x, y=None, sample_weight=None):
-        return keras.utils.pack_x_y_sample_weight(self.pack(x), y,
+        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
                                                   sample_weight)
 
     def get_config(self):
