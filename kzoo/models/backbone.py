@@ -5,13 +5,16 @@ import numpy as np
 
 from kzoo import presets
 from kzoo.distribution.layouts import layout_map_from_rules
+from kzoo.models.arguments import (
+    TRANSFORMER_ARGUMENTS, TRANSFORMER_RULES, CheckedArguments,
+    config_source)
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.tensors import concrete_numpy
 from kzoo.utils.weights import load_weights_checked
 
 
-class Backbone(keras.Model):
+class Backbone(CheckedArguments, keras.Model):
     """Base class of every kzoo backbone.
 
     Subclasses build a functional graph in `__init__`, then call
@@ -21,10 +24,17 @@ class Backbone(keras.Model):
     Class attributes subclasses set:
         input_names: the names of the dict inputs.
         family: the model family (for presets and conversion).
+        argument_spec: constructor argument -> what it must be (see
+            `kzoo.models.arguments`); checked, with `argument_rules`,
+            before `__init__` runs, for direct calls and preset configs
+            alike. The shared transformer names are declared here; a
+            family adds its own.
     """
 
     input_names = ()
     family = None
+    argument_spec = TRANSFORMER_ARGUMENTS
+    argument_rules = TRANSFORMER_RULES
 
     # ------------------------------------------------------------------
     # Input checks: raised before any work, with what to do about it.
@@ -145,11 +155,22 @@ class Backbone(keras.Model):
         entry = preset.json("config.json")
         backbone_cls = get_class(entry["class_name"], cls)
         config = {**entry["config"], **kwargs}
+        # A bad value in the file is named with the file, and found before
+        # any weights are looked for (or downloaded).
+        source = config_source(
+            f"config.json of preset {preset.name!r}, "
+            f"{preset.path / 'config.json'}",
+            keys=set(entry["config"]) - set(kwargs),
+            fix="Correct it in that file, or override it: "
+                "from_preset(..., {argument}=...).")
+        with source:
+            backbone_cls.check_config(config)
         # Find (or fetch) the weights before building: a missing file is
         # reported before any work, and a download precedes the build.
         weights = (preset.weights_file(presets.BACKBONE_WEIGHTS)
                    if load_weights else None)
-        backbone = backbone_cls.from_config(config)
+        with source:
+            backbone = backbone_cls.from_config(config)
         if weights is not None:
             load_weights_checked(backbone, weights, presets.PresetError)
         return backbone

@@ -5,6 +5,7 @@ from keras import ops
 
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import PositionEmbedding, TokenEmbedding, TransformerBlock
+from kzoo.models.arguments import POSITIVE_INT
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import register
 
@@ -53,6 +54,7 @@ class BertBackbone(Backbone):
 
     input_names = ("token_ids", "segment_ids", "padding_mask")
     family = "bert"
+    argument_spec = {**Backbone.argument_spec, "num_segments": POSITIVE_INT}
 
     def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim,
                  intermediate_dim, dropout=0.1, attention_dropout=0.1,
