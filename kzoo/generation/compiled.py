@@ -82,12 +82,13 @@ class CompiledFunction:
     Args:
         build: `build(decoder) -> fn(*tensors)`, the loop (see `loop.py`)
             for a decoder (the model, or a stand-in with the same methods).
-        model: the causal LM.
+        model: the causal LM (or encoder-decoder model).
 
     Attributes:
         traces: how many programs were built: jax/tensorflow trace the
             whole loop once per input shape; torch traces each forward pass
-            (cached step, prefill, uncached logits) once per shape.
+            (cached step, prefill, uncached logits, and the encoder of an
+            encoder-decoder) once per shape.
     """
 
     def __init__(self, build, model):
@@ -207,34 +208,64 @@ class TorchTracedDecoder:
             self.owner.traces += 1
         return self._graphs[graph_key](self.values, *tensors)
 
-    # The decoder protocol of loop.py ----------------------------------
+    # The decoder protocol of loop.py, and the encoder-decoder protocol
+    # of encoder_decoder.py (the same methods with `encoder_state` last,
+    # plus generation_encode) ----------------------------------------
+    def generation_encode(self, token_ids, padding_mask):
+        def encode(token_ids, padding_mask):
+            return tuple(self.model.generation_encode(token_ids,
+                                                      padding_mask))
+        key = (tuple(token_ids.shape),)
+        return list(self._run("encode", encode, (token_ids, padding_mask),
+                              key))
+
     def generation_cache(self, batch_size, max_length):
         return self.model.generation_cache(batch_size, max_length)
 
-    def generation_prefill(self, token_ids, cache):
-        def prefill(token_ids, cache):
-            return tuple(self.model.generation_prefill(token_ids,
-                                                       list(cache)))
-        key = (tuple(token_ids.shape),)
-        return list(self._run("prefill", prefill,
-                              (token_ids, tuple(cache)), key))
+    def generation_prefill(self, token_ids, cache, encoder_state=None):
+        extra, key = _encoder_state_args(encoder_state)
 
-    def generation_step(self, token_ids, cache, index):
+        def prefill(token_ids, cache, *extra):
+            return tuple(self.model.generation_prefill(
+                token_ids, list(cache), *map(list, extra)))
+        key = (tuple(token_ids.shape),) + key
+        return list(self._run("prefill", prefill,
+                              (token_ids, tuple(cache)) + extra, key))
+
+    def generation_step(self, token_ids, cache, index, encoder_state=None):
         import torch
 
-        def step(token_ids, cache, index):
-            logits, cache = self.model.generation_step(token_ids, list(cache),
-                                                       index)
+        extra, key = _encoder_state_args(encoder_state)
+
+        def step(token_ids, cache, index, *extra):
+            logits, cache = self.model.generation_step(
+                token_ids, list(cache), index, *map(list, extra))
             return logits, tuple(cache)
         index = torch.as_tensor(index, dtype=torch.int32)
-        key = (tuple(token_ids.shape), tuple(cache[0].shape))
+        key = (tuple(token_ids.shape), tuple(cache[0].shape)) + key
         logits, cache = self._run("step", step,
-                                  (token_ids, tuple(cache), index), key)
+                                  (token_ids, tuple(cache), index) + extra,
+                                  key)
         return logits, list(cache)
 
-    def generation_logits(self, token_ids, index):
+    def generation_logits(self, token_ids, index, encoder_state=None):
         import torch
 
+        extra, key = _encoder_state_args(encoder_state)
+
+        def logits(token_ids, index, *extra):
+            return self.model.generation_logits(token_ids, index,
+                                                *map(list, extra))
         index = torch.as_tensor(index, dtype=torch.int32)
-        return self._run("logits", self.model.generation_logits,
-                         (token_ids, index), (tuple(token_ids.shape),))
+        return self._run("logits", logits, (token_ids, index) + extra,
+                         (tuple(token_ids.shape),) + key)
+
+
+def _encoder_state_args(encoder_state):
+    """`(extra graph inputs, extra cache-key entries)`: nothing for a
+    decoder-only model; the state as one tuple input, keyed by its shapes,
+    for an encoder-decoder."""
+    if encoder_state is None:
+        return (), ()
+    state = tuple(encoder_state)
+    return (state,), (tuple(tuple(x.shape) for x in state),)

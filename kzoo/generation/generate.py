@@ -9,97 +9,9 @@ result back into the caller's kind of input.
 import numpy as np
 
 from kzoo.generation import compiled
+from kzoo.generation.inputs import read_prompts
 from kzoo.generation.loop import beam_search_loop, sampling_loop
 from kzoo.generation.samplers import get_sampler
-
-
-def _is_text(x):
-    return isinstance(x, (str, bytes))
-
-
-def _prompt_kind(prompts):
-    """("text" | "ids" | "dict", single?)"""
-    if isinstance(prompts, dict):
-        return "dict", False
-    if _is_text(prompts):
-        return "text", True
-    try:
-        import tensorflow as tf
-        if isinstance(prompts, (tf.Tensor, tf.RaggedTensor)):
-            if prompts.dtype == tf.string:
-                return "text", prompts.shape.rank == 0
-            prompts = prompts.to_list() if isinstance(
-                prompts, tf.RaggedTensor) else prompts.numpy()
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(prompts, np.ndarray):
-        if prompts.dtype.kind in "USO":
-            return "text", prompts.ndim == 0
-        if prompts.ndim == 1:
-            return "ids", True
-        return "ids", False
-    if isinstance(prompts, (list, tuple)):
-        if len(prompts) == 0:
-            raise ValueError(
-                "generate() got an empty list of prompts; pass at least one "
-                "prompt (a string, or a list of token ids).")
-        first = prompts[0]
-        if _is_text(first):
-            if not all(_is_text(p) for p in prompts):
-                raise ValueError("generate() prompts mix strings and other "
-                                 "types; pass all strings or all id lists.")
-            return "text", False
-        if isinstance(first, (int, np.integer)):
-            return "ids", True
-        return "ids", False
-    raise ValueError(
-        f"generate() takes a string, a list of strings, token ids (a list "
-        f"of ints or of lists of ints, or an int array) or a dict with "
-        f"'token_ids' and 'padding_mask'; got {type(prompts).__name__}.")
-
-
-def _id_lists(prompts, kind, single):
-    if kind == "dict":
-        token_ids = np.asarray(_numpy(prompts["token_ids"]))
-        if "padding_mask" in prompts:
-            mask = np.asarray(_numpy(prompts["padding_mask"])).astype(bool)
-        else:
-            mask = np.ones_like(token_ids, dtype=bool)
-        if token_ids.ndim != 2:
-            raise ValueError("generate(): 'token_ids' must be (batch, seq).")
-        if token_ids.shape[0] == 0:
-            raise ValueError("generate() got an empty batch of prompts.")
-        return [row[m].tolist() for row, m in zip(token_ids, mask)]
-    prompts = _numpy(prompts)
-    if single:
-        prompts = [prompts]
-    lists = []
-    for prompt in prompts:
-        prompt = np.asarray(_numpy(prompt))
-        if prompt.ndim != 1 or (prompt.size and prompt.dtype.kind not in "iu"):
-            raise ValueError(
-                "generate(): each prompt of token ids must be a flat list of "
-                f"ints; got an array of shape {prompt.shape} and dtype "
-                f"{prompt.dtype}.")
-        lists.append([int(t) for t in prompt])
-    if not lists:
-        raise ValueError("generate() got an empty batch of prompts.")
-    return lists
-
-
-def _numpy(x):
-    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
-        try:
-            return x.numpy()
-        except Exception:  # noqa: BLE001 - torch tensors need .cpu()
-            pass
-    try:
-        import keras
-        if keras.ops.is_tensor(x):
-            return keras.ops.convert_to_numpy(x)
-    except Exception:  # noqa: BLE001
-        pass
-    return x
 
 
 def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
@@ -162,65 +74,66 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
     """
     # 1. Check everything before any work.
     sampler = get_sampler(sampler)
-    kind, single = _prompt_kind(prompts)
-    if kind == "text":
-        if preprocessor is None:
-            raise ValueError(
-                "generate() got text, but the model has no preprocessor to "
-                "tokenize it; pass token ids, or build the model with a "
-                "preprocessor (e.g. from_preset).")
-        texts = [prompts] if single else list(_numpy(prompts))
-        texts = [t.decode("utf-8") if isinstance(t, bytes) else str(t)
-                 for t in texts]
-        id_lists = preprocessor.generate_preprocess(texts)
-    else:
-        id_lists = _id_lists(prompts, kind, single)
-    for i, ids in enumerate(id_lists):
-        if len(ids) == 0:
-            raise ValueError(
-                f"Prompt {i} is empty: a prompt needs at least one token to "
-                "condition on (text prompts get a start token from the "
-                "preprocessor).")
-        if vocabulary_size is not None:
-            low, high = min(ids), max(ids)
-            if low < 0 or high >= vocabulary_size:
-                raise ValueError(
-                    f"Prompt {i} holds token id {high if high >= vocabulary_size else low}, "
-                    f"outside the vocabulary [0, {vocabulary_size - 1}].")
+    id_lists, kind, single = read_prompts(prompts, preprocessor,
+                                          vocabulary_size)
     prompt_lengths = np.array([len(ids) for ids in id_lists], "int32")
     max_length, end_positions = resolve_lengths(
         prompt_lengths, max_length, max_new_tokens, position_limit,
         default_max_length)
-    if isinstance(stop_token_ids, str) and stop_token_ids == "auto":
-        stop_token_ids = tuple(default_stop_token_ids)
-    stop_token_ids = tuple(int(t) for t in (stop_token_ids or ()))
+    stop_token_ids = resolve_stop_tokens(stop_token_ids,
+                                         default_stop_token_ids)
 
     # 2. Fixed-shape arrays, right-padded.
-    token_ids = np.full((len(id_lists), max_length), pad_token_id, "int32")
-    for row, ids in zip(token_ids, id_lists):
-        row[:len(ids)] = ids
+    token_ids = padded(id_lists, max_length, pad_token_id)
 
     # 3. The compiled loop for this sampler (built once, reused).
+    sequences, lengths, scores = run_loop(
+        model, sampler, token_ids, prompt_lengths, end_positions,
+        stop_token_ids, pad_token_id, use_cache, seed)
+
+    # 4. Back to the caller's kind of output.
+    return postprocess(sequences, lengths, prompt_lengths, kind, single,
+                       strip_prompt, preprocessor, stop_token_ids,
+                       pad_token_id, scores)
+
+
+def resolve_stop_tokens(stop_token_ids, default_stop_token_ids):
+    if isinstance(stop_token_ids, str) and stop_token_ids == "auto":
+        stop_token_ids = tuple(default_stop_token_ids)
+    return tuple(int(t) for t in (stop_token_ids or ()))
+
+
+def padded(id_lists, width, pad_token_id):
+    """`(batch, width)` int32, each list at the start of its row."""
+    token_ids = np.full((len(id_lists), width), pad_token_id, "int32")
+    for row, ids in zip(token_ids, id_lists):
+        row[:len(ids)] = ids
+    return token_ids
+
+
+def run_loop(model, sampler, token_ids, prompt_lengths, end_positions,
+             stop_token_ids, pad_token_id, use_cache, seed,
+             encoder_inputs=()):
+    """Run the compiled loop: `(sequences, lengths, scores)` as numpy;
+    `scores` is None unless beam search, and beam results keep every
+    beam only with `return_all_beams`."""
     function = compiled_generate_function(
         model, sampler, stop_token_ids, pad_token_id, use_cache)
     rng = compiled.initial_rng(seed)
+    max_length = token_ids.shape[1]
     prefix = token_ids[:, :prefill_length(prompt_lengths, max_length)]
-    outputs = function(token_ids, prefix, prompt_lengths, end_positions, rng)
-
-    # 4. Back to the caller's kind of output.
-    if sampler.is_beam:
-        sequences, scores, lengths = outputs
-        if not sampler.return_all_beams:
-            sequences, lengths = sequences[:, 0], lengths[:, 0]
-    else:
+    outputs = function(token_ids, prefix, prompt_lengths, end_positions, rng,
+                       *encoder_inputs)
+    if not sampler.is_beam:
         sequences, lengths = outputs
-        scores = None
-    return _postprocess(sequences, lengths, prompt_lengths, kind, single,
-                        strip_prompt, preprocessor, stop_token_ids,
-                        pad_token_id, scores)
+        return sequences, lengths, None
+    sequences, scores, lengths = outputs
+    if not sampler.return_all_beams:
+        sequences, lengths = sequences[:, 0], lengths[:, 0]
+    return sequences, lengths, scores
 
 
-def _postprocess(sequences, lengths, prompt_lengths, kind, single,
+def postprocess(sequences, lengths, prompt_lengths, kind, single,
                  strip_prompt, preprocessor, stop_token_ids, pad_token_id,
                  scores):
     all_beams = sequences.ndim == 3

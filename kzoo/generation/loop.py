@@ -14,7 +14,9 @@ the positions `0 .. index - 1` of its own text: no left padding, no
 position shifting, and keys at or after `index` (padding, or stale values)
 are masked out by the causal mask.
 
-The loop asks the model for four things (GPT2CausalLM implements them):
+The loop asks the model for four things (GPT2CausalLM implements them;
+an encoder-decoder model implements the counterparts described in
+`encoder_decoder.py`):
 
     generation_cache(batch, max_length) -> cache (a list of tensors)
     generation_prefill(prefix, cache) -> cache
@@ -30,12 +32,15 @@ Inputs of both loops: `token_ids (batch, max_length) int32`, `prefix`
 the longest prompt, rounded up to a power of two so that a few programs
 serve all prompt lengths), `prompt_lengths (batch,)`, `end_positions
 (batch,)` (a row stops before this position, `<= max_length`) and `rng`
-(see `compiled.initial_rng`).
+(see `compiled.initial_rng`). An encoder-decoder model's loop takes two
+more: `encoder_token_ids (batch, src)` and `encoder_padding_mask (batch,
+src)`, encoded once before the first step.
 """
 
 from keras import ops
 
 from kzoo.generation import compiled
+from kzoo.generation.encoder_decoder import decoder_for
 
 _NEG_INF = -1.0e9
 
@@ -70,22 +75,24 @@ def _next_logits(model, token_ids, cache, index, use_cache):
 # ----------------------------------------------------------------------
 def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                   use_cache=True):
-    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng)
-    -> (token_ids, lengths)`: the generated rows (padded with `pad_token_id`)
-    and the number of real tokens in each (the prompt, the new tokens and
-    a final stop token if one was produced)."""
+    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng,
+    *encoder_inputs) -> (token_ids, lengths)`: the generated rows (padded
+    with `pad_token_id`) and the number of real tokens in each (the prompt,
+    the new tokens and a final stop token if one was produced)."""
     stop_token_ids = tuple(int(t) for t in stop_token_ids)
 
-    def generate(token_ids, prefix, prompt_lengths, end_positions, rng):
+    def generate(token_ids, prefix, prompt_lengths, end_positions, rng,
+                 *encoder_inputs):
+        decoder = decoder_for(model, encoder_inputs)
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
         batch, max_length = token_ids.shape
         cache = []
         if use_cache:
-            cache = model.generation_prefill(
+            cache = decoder.generation_prefill(
                 ops.cast(prefix, "int32"),
-                model.generation_cache(batch, max_length))
+                decoder.generation_cache(batch, max_length))
 
         def cond(index, token_ids, lengths, done, rng, cache):
             return ops.logical_and(
@@ -93,7 +100,7 @@ def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                 ops.logical_not(ops.all(done)))
 
         def body(index, token_ids, lengths, done, rng, cache):
-            logits, cache = _next_logits(model, token_ids, cache, index - 1,
+            logits, cache = _next_logits(decoder, token_ids, cache, index - 1,
                                          use_cache)
             noise = None
             if sampler.needs_noise:
@@ -147,9 +154,9 @@ def _keep(keep, old, new):
 
 def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                      use_cache=True):
-    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng)
-    -> (sequences (batch, beams, max_length), scores (batch, beams),
-    lengths (batch, beams))`, beams best first.
+    """A function `(token_ids, prefix, prompt_lengths, end_positions, rng,
+    *encoder_inputs) -> (sequences (batch, beams, max_length), scores
+    (batch, beams), lengths (batch, beams))`, beams best first.
 
     The bookkeeping mirrors Hugging Face `transformers`' vectorised beam
     search (`GenerationMixin._beam_search`) so results agree token for
@@ -164,7 +171,12 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
     # all end in a stop token.
     candidates = max(2, 1 + len(stop_token_ids)) * num_beams
 
-    def generate(token_ids, prefix, prompt_lengths, end_positions, rng):
+    def generate(token_ids, prefix, prompt_lengths, end_positions, rng,
+                 *encoder_inputs):
+        # Beams of a row are adjacent in the flat batch: the encoder state
+        # is repeated the same way, and beam reordering never moves a
+        # beam to another row, so the state needs no reordering.
+        decoder = decoder_for(model, encoder_inputs, repeats=num_beams)
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
@@ -191,8 +203,8 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         cache = []
         if use_cache:
             prefix = ops.repeat(ops.cast(prefix, "int32"), num_beams, axis=0)
-            cache = model.generation_prefill(
-                prefix, model.generation_cache(flat_batch, max_length))
+            cache = decoder.generation_prefill(
+                prefix, decoder.generation_cache(flat_batch, max_length))
 
         def cond(index, *state):
             done = state[-2]
@@ -202,7 +214,7 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         def body(index, running, running_scores, sequences, scores, finished,
                  lengths, improvable, done, cache):
             flat = ops.reshape(running, (flat_batch, max_length))
-            logits, cache = _next_logits(model, flat, cache, index - 1,
+            logits, cache = _next_logits(decoder, flat, cache, index - 1,
                                          use_cache)
             vocabulary_size = logits.shape[-1]
             log_probs = ops.log_softmax(logits, axis=-1)

@@ -124,7 +124,12 @@ class MultiHeadAttention(keras.layers.Layer):
             scores = scores + ops.cast(attention_bias, "float32")
         if mask is not None:
             scores = ops.where(mask, scores, -1e9)
-        probs = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
+        if scores.shape[-1] == 1:
+            # One key (a decoder's first position): probability 1, without
+            # the warning Keras gives for a softmax over one element.
+            probs = ops.ones_like(scores, dtype=query.dtype)
+        else:
+            probs = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
         probs = self.dropout_layer(probs, training=training)
         return ops.einsum("bhqk,bkhd->bqhd", probs, value)
 
