@@ -150,9 +150,7 @@ def write_preset(root, name, spec, vocab, merges, build):
                 "provenance": provenance}
     else:
         # Same vocabulary: point at the base preset's files, no copy.
-        config_json = tokenizer.get_config()
-        for argument in tokenizer.asset_files:
-            config_json.pop(argument)
+        config_json = tokenizer.get_config()  # names no asset files
         write_json(folder / "tokenizer.json", {
             "class_name": "GPT2Tokenizer", "config": config_json,
             "assets_from": SHARED_ASSETS})
