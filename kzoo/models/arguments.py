@@ -279,11 +279,15 @@ def describe(value, limit=60):
     return f"{text} ({type(value).__name__})"
 
 
-def _fail(cls, message, argument_names, default_fix=""):
+def _fail(cls, message, argument_names, hint="", file_fix=None):
+    """Raise the ArgumentError: `hint` says what to do; for a value from a
+    declared source, the source's fix (or `file_fix`) is added."""
     origin, fix = _origin(argument_names)
-    if fix:
-        fix = fix.format(argument=list(argument_names)[0])
-    what_to_do = fix or default_fix
+    if origin:
+        fix = file_fix or fix
+        if fix:
+            fix = fix.format(argument=list(argument_names)[0])
+    what_to_do = " ".join(filter(None, [hint, fix if origin else None]))
     raise ArgumentError(f"{cls.__name__}: {message}{origin}."
                         + (f" {what_to_do}" if what_to_do else ""))
 
@@ -308,25 +312,22 @@ def bound_arguments(init, self, args, kwargs):
 def check_call(cls, init, self, args, kwargs):
     """Check one constructor call of `cls` against its declared spec."""
     spec = getattr(cls, "argument_spec", {}) or {}
-    known = [name for name in inspect.signature(init).parameters][1:]
+    parameters = inspect.signature(init).parameters
+    known = list(parameters)[1:]
+    # Unknown keywords first: `num_clases=3` is the cause of the missing
+    # `num_classes`, and Keras' **kwargs would swallow `hiden_dim`.
+    for name in kwargs:
+        if name not in parameters and name not in KERAS_KEYWORDS:
+            _unknown(cls, name, kwargs[name], known)
     try:
-        values, extra = bound_arguments(init, self, args, kwargs)
+        values, _ = bound_arguments(init, self, args, kwargs)
     except TypeError as e:  # a required argument missing, too many given
-        parameters = inspect.signature(init).parameters
         missing = [name for name, p in parameters.items()
                    if name != "self" and p.default is p.empty
                    and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                    and name not in kwargs]
         _fail(cls, str(e), missing[len(args):] + known,
               f"Its arguments: {', '.join(_public(known))}.")
-    for name in extra:
-        if name in KERAS_KEYWORDS:
-            continue
-        close = difflib.get_close_matches(name, _public(known), n=1)
-        hint = f"Did you mean {close[0]!r}? " if close else ""
-        _fail(cls, f"unknown argument {name!r} = {describe(values[name])}",
-              [name], f"{hint}{cls.__name__} takes "
-              f"{', '.join(_public(known))}.")
     for name, constraint in spec.items():
         if name in values and not constraint.accepts(values[name]):
             _fail(cls, constraint.failure(name, values[name]), [name],
@@ -335,6 +336,16 @@ def check_call(cls, init, self, args, kwargs):
         problem = rule.problem(values)
         if problem:
             _fail(cls, problem, rule.arguments)
+    # Checks that need the class itself (a task's backbone class, say).
+    cls.check_argument_values(values)
+
+
+def _unknown(cls, name, value, known):
+    close = difflib.get_close_matches(name, _public(known), n=1)
+    hint = f"Did you mean {close[0]!r}? " if close else ""
+    _fail(cls, f"unknown argument {name!r} = {describe(value)}", [name],
+          f"{hint}{cls.__name__} takes {', '.join(_public(known))}.",
+          file_fix="Rename or remove it in that file.")
 
 
 def _public(names):
@@ -373,6 +384,11 @@ class CheckedArguments:
         init = cls.__dict__.get("__init__")
         if init is not None and not getattr(init, "__kzoo_checked__", False):
             cls.__init__ = checked_init(init)
+
+    @classmethod
+    def check_argument_values(cls, values):
+        """Checks beyond the declared spec, on `{argument: value}` (defaults
+        filled in); raise `ArgumentError`. Runs before `__init__`."""
 
     @classmethod
     def check_config(cls, config):

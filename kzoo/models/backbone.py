@@ -49,9 +49,10 @@ class Backbone(CheckedArguments, keras.Model):
         expected = sorted(self.input_names)
         if not isinstance(inputs, dict):
             raise ValueError(
-                f"{name} takes a dict with keys {expected}; got a "
-                f"{type(inputs).__name__}. Use the task's preprocessor to "
-                "turn raw text into such a dict.")
+                f"{name} takes a dict with keys {expected}; got "
+                f"{'None' if inputs is None else 'a ' + type(inputs).__name__}"
+                ". Use the task's preprocessor to turn raw text into such a "
+                "dict.")
         got = sorted(inputs)
         if got != expected:
             missing = sorted(set(expected) - set(got))
@@ -59,8 +60,8 @@ class Backbone(CheckedArguments, keras.Model):
             raise ValueError(
                 f"{name} takes inputs {expected}; got {got} "
                 f"(missing: {missing}, unexpected: {unexpected}).")
-        token_ids = inputs["token_ids"]
-        length = token_ids.shape[-1] if len(token_ids.shape) else None
+        shapes = self._check_shapes_and_dtypes(inputs)
+        length = shapes["token_ids"][-1]
         limit = self.max_sequence_length
         if limit is not None and length is not None and length > limit:
             raise ValueError(
@@ -75,6 +76,85 @@ class Backbone(CheckedArguments, keras.Model):
     def id_limits(self):
         """Integer inputs and their exclusive upper bounds."""
         return {"token_ids": self.vocabulary_size}
+
+    def _check_shapes_and_dtypes(self, inputs):
+        """Every input `(batch, seq)`, all of one shape; ids integers (a
+        float id would be truncated without a word, a string cannot be
+        one)."""
+        name = type(self).__name__
+        shapes = {}
+        for input_name in self.input_names:
+            value = inputs[input_name]
+            if isinstance(value, (list, tuple)):
+                raise ValueError(
+                    f"{name}: `{input_name}` must be a (batch, sequence) "
+                    "array or tensor; got a Python list. Use "
+                    "`np.array(..., dtype='int32')` (rows padded to one "
+                    "length, as the preprocessor does).")
+            if value is None or not hasattr(value, "shape"):
+                raise ValueError(
+                    f"{name}: `{input_name}` must be a (batch, sequence) "
+                    f"array; got {type(value).__name__}.")
+            shape = tuple(value.shape)
+            if len(shape) != 2:
+                raise ValueError(
+                    f"{name}: `{input_name}` must be 2-D (batch, sequence); "
+                    f"got shape {shape}. Add the batch axis for a single "
+                    "example, e.g. `x[None]`.")
+            shapes[input_name] = shape
+            if input_name in self.id_limits():
+                try:
+                    dtype = keras.backend.standardize_dtype(value.dtype)
+                except ValueError:  # strings, objects
+                    dtype = str(value.dtype)
+                if "int" not in dtype:
+                    raise ValueError(
+                        f"{name}: `{input_name}` must hold integer ids; got "
+                        f"{dtype} values. Token ids come from the "
+                        "tokenizer/preprocessor; whole-number floats can be "
+                        "cast with `.astype('int32')`.")
+        first, first_shape = next(iter(shapes.items()))
+        for input_name, shape in shapes.items():
+            if any(a is not None and b is not None and a != b
+                   for a, b in zip(shape, first_shape)):
+                raise ValueError(
+                    f"{name}: every input must have the shape of `{first}` "
+                    f"{first_shape}; `{input_name}` has {shape}.")
+        return shapes
+
+    def check_preprocessor(self, preprocessor, owner=None):
+        """Raise when `preprocessor`'s rows cannot feed this backbone: longer
+        than the position table, or ids beyond the embedding table."""
+        owner = owner or type(self).__name__
+        _check_sequence_length(owner, preprocessor.sequence_length,
+                               self.max_sequence_length,
+                               f"this {type(self).__name__}")
+        tokenizer = getattr(preprocessor, "tokenizer", None)
+        if tokenizer is not None and tokenizer.has_assets and \
+                tokenizer.vocabulary_size > self.vocabulary_size:
+            raise ValueError(
+                f"{owner}: the tokenizer has {tokenizer.vocabulary_size} "
+                f"token ids but {type(self).__name__}'s embedding table "
+                f"only {self.vocabulary_size} (vocabulary_size): ids beyond "
+                "it have no embedding. Use the tokenizer of the backbone's "
+                "preset, or a backbone with vocabulary_size >= "
+                f"{tokenizer.vocabulary_size}.")
+
+    @classmethod
+    def check_preset_sequence_length(cls, preset, sequence_length, owner):
+        """`sequence_length` against the position table of the backbone a
+        preset's config.json describes (before anything is built)."""
+        config = preset.json("config.json").get("config") or {}
+        _check_sequence_length(
+            owner, sequence_length, config.get("max_sequence_length"),
+            f"the backbone of preset {preset.name!r}")
+
+    def predict(self, x, *args, **kwargs):
+        # Checked here, on the concrete arrays: inside the compiled predict
+        # step only names and shapes can be checked, not the ids' values.
+        if x is None or isinstance(x, dict):
+            self.check_inputs(x)
+        return super().predict(x, *args, **kwargs)
 
     def _check_ids(self, input_name, values, limit):
         low, high = int(np.min(values)), int(np.max(values))
@@ -186,3 +266,12 @@ class Backbone(CheckedArguments, keras.Model):
     def save_weights_atomic(self, path):
         atomic_write(path, self.save_weights, suffix=".weights.h5")
 
+
+def _check_sequence_length(owner, sequence_length, limit, what):
+    if isinstance(limit, int) and isinstance(sequence_length, int) and \
+            not isinstance(sequence_length, bool) and sequence_length > limit:
+        raise ValueError(
+            f"{owner}: sequence_length={sequence_length} is longer than "
+            f"the position table of {what} (max_sequence_length={limit}); "
+            f"the model has no positions beyond {limit}. Use "
+            f"sequence_length <= {limit}.")

@@ -7,8 +7,10 @@ import tensorflow as tf
 
 from kzoo import presets
 from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
-from kzoo.models import head_weights
+from kzoo.models import head_weights, labels
+from kzoo.models.arguments import ArgumentError, CheckedArguments, describe
 from kzoo.models.backbone import Backbone
+from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.registry import class_entry, get_class
 from kzoo.training.schedules import WarmupLinearDecay
 from kzoo.utils.files import atomic_write
@@ -18,7 +20,7 @@ from kzoo.utils.weights import load_weights_checked
 _PART_KEYS = ("backbone", "preprocessor")
 
 
-class Task(keras.Model):
+class Task(CheckedArguments, keras.Model):
     """Base class of kzoo tasks.
 
     A task owns `self.backbone` and `self.preprocessor` (which may be None).
@@ -32,7 +34,10 @@ class Task(keras.Model):
 
     Subclasses set `backbone_cls`, `preprocessor_cls`, `extra_input_names`
     (inputs beyond the backbone's), and return their own constructor
-    arguments from `task_config()`.
+    arguments from `task_config()`. `label_spec()` says what `fit` labels
+    are (checked before training: `kzoo.models.labels`). Constructor
+    arguments are checked before `__init__` runs (`check_argument_values`,
+    `kzoo.models.arguments`).
     """
 
     backbone_cls = Backbone
@@ -41,6 +46,35 @@ class Task(keras.Model):
     # Heads that pretraining trained (an MLM head, NSP): loaded from the
     # preset, and named in a warning or error when it has none.
     pretrained_heads = ()
+
+    @classmethod
+    def check_argument_values(cls, values):
+        # Before any layer is built: a backbone of another family fails
+        # deep inside the functional graph, and a preprocessor whose rows
+        # outgrow the position table fails (or, on JAX, clamps) later.
+        backbone = values.get("backbone")
+        preprocessor = values.get("preprocessor")
+        name = cls.__name__
+        if not isinstance(backbone, cls.backbone_cls):
+            raise ArgumentError(
+                f"{name} needs a {cls.backbone_cls.__name__} as its "
+                f"backbone; got {describe(backbone)}. Build one with "
+                f"{cls.backbone_cls.__name__}.from_preset(...).")
+        expected = cls.preprocessor_cls or Preprocessor
+        if preprocessor is not None and not isinstance(preprocessor,
+                                                       expected):
+            raise ArgumentError(
+                f"{name} needs a {expected.__name__} as its preprocessor "
+                f"(or None, to feed token-id dicts); got "
+                f"{describe(preprocessor)}. Build it from the backbone's "
+                f"preset: {expected.__name__}.from_preset(...).")
+        if preprocessor is not None:
+            backbone.check_preprocessor(preprocessor, name)
+
+    def label_spec(self):
+        """What `fit`/`evaluate` labels must be (a `kzoo.models.labels`
+        spec), or None: not checked."""
+        return None
 
     def _finish_init(self, backbone, preprocessor):
         # Called by subclasses after the functional super().__init__.
@@ -65,6 +99,8 @@ class Task(keras.Model):
             for key, value in chosen.items():
                 if isinstance(value, str) and value == "auto":
                     chosen[key] = defaults.get(key)
+            # Labels are checked against the default loss only.
+            self._kzoo_default_loss = isinstance(loss, str) and loss == "auto"
             super().compile(**chosen, **kwargs)
 
     def _ensure_compiled(self):
@@ -101,6 +137,8 @@ class Task(keras.Model):
     def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
                       shuffle=False):
         """Raw data -> a preprocessed, batched dataset (or x unchanged)."""
+        if not isinstance(x, tf.data.Dataset):
+            labels.check_in_memory(self, x, y, sample_weight)
         if self.preprocessor is None:
             if not isinstance(x, tf.data.Dataset) and not hasattr(x, "__next__"):
                 self._check_model_inputs(x)
@@ -110,10 +148,10 @@ class Task(keras.Model):
             if y is not None or sample_weight is not None:
                 raise ValueError(
                     "Pass labels inside the tf.data.Dataset, not as `y`.")
-            dataset = x
+            dataset = labels.check_dataset(self, x)
         else:
             data = keras.utils.pack_x_y_sample_weight(
-                _as_tensors(x), y, sample_weight)
+                self._text_tensors(x), y, sample_weight)
             dataset = tf.data.Dataset.from_tensor_slices(data)
             if shuffle:
                 dataset = dataset.shuffle(
@@ -121,6 +159,13 @@ class Task(keras.Model):
             dataset = dataset.batch(batch_size or 32)
         return dataset.map(self.preprocessor, num_parallel_calls=autotune) \
             .prefetch(autotune)
+
+    def _text_tensors(self, x):
+        """Raw text checked by the preprocessor, eagerly (None, an empty
+        list, numbers are refused here, not deep inside tf.data), as tf
+        string tensors: one, or a tuple per text of a pair."""
+        segments = self.preprocessor.text_segments(x)
+        return segments if isinstance(x, tuple) else segments[0]
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
@@ -142,8 +187,9 @@ class Task(keras.Model):
                                validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
         # Shuffling happened in _make_dataset (a Dataset ignores `shuffle`).
-        return super().fit(dataset, validation_data=validation_data,
-                           shuffle=False, **kwargs)
+        with labels.reraise_label_errors():
+            return super().fit(dataset, validation_data=validation_data,
+                               shuffle=False, **kwargs)
 
     def _plan_learning_rate(self, data, batch_size, fit_kwargs):
         """Let the default schedule (warmup, then linear decay to 0) span
@@ -169,7 +215,8 @@ class Task(keras.Model):
         if dataset is None:
             return super().evaluate(x, y, batch_size=batch_size,
                                     sample_weight=sample_weight, **kwargs)
-        return super().evaluate(dataset, **kwargs)
+        with labels.reraise_label_errors():
+            return super().evaluate(dataset, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
         dataset = self._make_dataset(x, batch_size=batch_size)
@@ -245,6 +292,9 @@ class Task(keras.Model):
             **kwargs: task arguments (e.g. `num_classes=3`).
         """
         preset = presets.resolve(preset)
+        if sequence_length is not None:
+            cls.backbone_cls.check_preset_sequence_length(
+                preset, sequence_length, f"{cls.__name__}.from_preset")
         saved_task = preset.has("task.json") and (
             preset.json("task.json")["class_name"] == cls.__name__)
         backbone = cls.backbone_cls.from_preset(preset,
@@ -329,12 +379,3 @@ def _steps_per_epoch(data, batch_size):
         return None
     return -(-len(leaves[0]) // (batch_size or 32))
 
-
-def _as_tensors(x):
-    """Raw text as tensors: a list of strings, or a tuple of such lists
-    (one per segment, for sentence pairs)."""
-    if isinstance(x, tuple):
-        return tuple(tf.convert_to_tensor(part) for part in x)
-    if isinstance(x, list):
-        return tf.convert_to_tensor(x)
-    return x

@@ -8,7 +8,7 @@ reads (`pool`), how its dense layer is initialised, whether it has a bias.
 import keras
 
 from kzoo.layers import MaskedLMHead
-from kzoo.models import classification
+from kzoo.models import classification, labels
 from kzoo.models.classification import SINGLE_LABEL, check_problem_type
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
@@ -118,3 +118,6 @@ class SequenceClassifier(Task):
     def default_compile_args(self):
         return classification.compile_args(self.problem_type,
                                            learning_rate=5e-5)
+
+    def label_spec(self):
+        return labels.for_problem_type(self.problem_type, self.num_classes)

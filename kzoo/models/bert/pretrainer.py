@@ -6,6 +6,7 @@ import tensorflow as tf
 from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
 from kzoo.models.bert.masked_lm import build_mlm_head
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models import labels
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import masked_lm_compile_args, task_inputs
@@ -75,6 +76,10 @@ class BertPretrainer(Task):
         self._finish_init(backbone, preprocessor)
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
+
+    def label_spec(self):
+        return labels.ClassIds(
+            2, what="next-sentence labels (0 = IsNext, 1 = NotNext)")
 
     def default_compile_args(self):
         args = masked_lm_compile_args(learning_rate=1e-4)

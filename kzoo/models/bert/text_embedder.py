@@ -6,6 +6,7 @@ from keras import ops
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.task_wiring import task_inputs
 from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models import labels
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
@@ -104,6 +105,10 @@ class BertTextEmbedder(Task):
 
     def task_config(self):
         return {"pooling": self.pooling, "normalize": self.normalize}
+
+    def label_spec(self):
+        return labels.Targets(self.backbone.hidden_dim,
+                              what="target embeddings")
 
     def default_compile_args(self):
         # Distillation onto target vectors; contrastive objectives need
