@@ -21,7 +21,7 @@ import difflib
 import os
 from pathlib import Path
 
-from kzoo.utils.files import read_json
+from kzoo.utils.files import JSONFileError, read_json
 
 BACKBONE_WEIGHTS = "model.weights.h5"
 TASK_WEIGHTS = "task.weights.h5"
@@ -56,13 +56,20 @@ def cache_dir():
                 Path.home() / ".cache" / "kzoo").expanduser()
 
 
+# Preset files that hold `{"class_name": ..., "config": {...}}`.
+CLASS_ENTRY_FILES = ("config.json", "tokenizer.json", "preprocessor.json",
+                     "task.json")
+
+
 class Preset:
     """A preset folder on disk, with its metadata."""
 
     def __init__(self, path, name=None):
         self.path = Path(path)
-        metadata_file = self.path / "metadata.json"
-        self.metadata = read_json(metadata_file) if metadata_file.exists() else {}
+        self.name = name or self.path.name
+        self.metadata = {}
+        if (self.path / "metadata.json").exists():
+            self.metadata = self.json("metadata.json")
         self.name = name or self.metadata.get("name") or self.path.name
 
     def __repr__(self):
@@ -81,7 +88,45 @@ class Preset:
         return path
 
     def json(self, filename):
-        return read_json(self.file(filename))
+        """A JSON file of the preset, parsed and checked for the shape kzoo
+        reads: metadata.json an object; config.json, tokenizer.json,
+        preprocessor.json and task.json `{"class_name": ..., "config":
+        {...}}`. A broken file is a PresetError naming it and what to
+        do."""
+        path = self.file(filename)
+        try:
+            data = read_json(path, fix=self.restore_hint())
+        except JSONFileError as e:
+            raise PresetError(f"Preset {self.name!r}: {e}") from None
+        problem = None
+        if not isinstance(data, dict):
+            problem = f"holds a JSON {type(data).__name__}, not an object"
+        elif filename in CLASS_ENTRY_FILES and not (
+                isinstance(data.get("class_name"), str)
+                and isinstance(data.get("config"), dict)):
+            problem = ('lacks a "class_name" (a string) and "config" (an '
+                       "object)")
+        if problem:
+            raise PresetError(
+                f"Preset {self.name!r}: {path} {problem}; kzoo cannot read "
+                f"it. {self.restore_hint()}")
+        return data
+
+    def restore_hint(self):
+        """What to do about a damaged file of this preset."""
+        try:
+            builtin = builtin_presets_dir().resolve()
+        except PresetError:
+            builtin = None
+        folder = self.path.resolve()
+        if builtin is not None and builtin in folder.parents:
+            return ("The preset ships with kzoo: reinstall it (`pip install "
+                    "--force-reinstall kzoo`).")
+        if cache_dir().resolve() in folder.parents:
+            return (f"It is in kzoo's cache: delete {self.path} and load the "
+                    "preset again (it is downloaded or converted anew).")
+        return ("Restore the file, or save the preset again with "
+                "`save_to_preset(...)`.")
 
     def weight_locations(self, filename=BACKBONE_WEIGHTS):
         """Where `filename` is looked for, in order."""
@@ -121,7 +166,8 @@ def _named_presets():
     root = builtin_presets_dir()
     presets = {}
     for metadata_file in sorted(root.glob("*/metadata.json")):
-        presets[metadata_file.parent.name] = read_json(metadata_file)
+        presets[metadata_file.parent.name] = Preset(
+            metadata_file.parent).metadata
     return root, presets
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.safetensors import SafetensorsFile
+from kzoo.utils.files import JSONFileError, read_json
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
@@ -47,13 +48,17 @@ def is_hf_folder(path):
             and ("model_type" in data or "architectures" in data))
 
 
+_JSON_FIX = ("Download the checkpoint's files again, or write the folder "
+             "again with transformers' `save_pretrained`.")
+
+
 def _read_json(path, what):
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return read_json(path, fix=_JSON_FIX)
     except FileNotFoundError:
         raise ConversionError(f"{path} does not exist ({what}).") from None
-    except ValueError as e:
-        raise ConversionError(f"{path} is not valid JSON ({e}).") from None
+    except JSONFileError as e:
+        raise ConversionError(f"{e} ({what})") from None
 
 
 class TensorStore:

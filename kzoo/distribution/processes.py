@@ -33,10 +33,11 @@ which JAX refuses); predict on one process, e.g. after saving a preset.
 """
 
 import contextlib
-import json
 import os
 
 import keras
+
+from kzoo.utils.files import TF_CONFIG_FIX, loads_json
 
 
 def backend():
@@ -55,7 +56,8 @@ def launched_processes():
         return (_env_int("KERAS_DISTRIBUTION_PROCESS_ID", 0),
                 _env_int("KERAS_DISTRIBUTION_NUM_PROCESSES", 1))
     if os.environ.get("TF_CONFIG"):
-        config = json.loads(os.environ["TF_CONFIG"])
+        config = loads_json(os.environ["TF_CONFIG"], "TF_CONFIG",
+                            TF_CONFIG_FIX)
         workers = config.get("cluster", {}).get("worker", [])
         if len(workers) > 1:
             return int(config["task"]["index"]), len(workers)

@@ -23,10 +23,11 @@ lands in the right scope.
 
 import contextlib
 import glob
-import json
 import os
 
 import tensorflow as tf
+
+from kzoo.utils.files import TF_CONFIG_FIX, loads_json
 
 # Strategies own devices (TPU initialisation, collective ops); make each once.
 _STRATEGIES = {}
@@ -37,7 +38,8 @@ def tf_config_workers():
     config = os.environ.get("TF_CONFIG")
     if not config:
         return []
-    return list(json.loads(config).get("cluster", {}).get("worker", []))
+    config = loads_json(config, "TF_CONFIG", TF_CONFIG_FIX)
+    return list(config.get("cluster", {}).get("worker", []))
 
 
 def tpu_address(tpu=None):

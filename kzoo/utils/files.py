@@ -37,9 +37,55 @@ def write_json(path, data):
     return atomic_write(path, write)
 
 
-def read_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+class JSONFileError(ValueError):
+    """A JSON file kzoo reads that is not valid JSON (or not UTF-8). The
+    message names the file, where it breaks, and what to do."""
+
+
+DEFAULT_JSON_FIX = ("Restore the file from where it came from, or write it "
+                    "again (kzoo writes its files with `save_to_preset`).")
+
+
+def read_json(path, fix=DEFAULT_JSON_FIX):
+    """The parsed contents of the JSON file `path`.
+
+    Every JSON file kzoo reads goes through here, so a corrupt one is
+    reported as a `JSONFileError` naming the file, the line and column
+    where parsing stopped, and `fix` (what to do about it), never as a
+    bare `JSONDecodeError`.
+    """
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except UnicodeDecodeError as e:
+        raise JSONFileError(
+            f"{path} is not a JSON file: it is not UTF-8 text ({e.reason} "
+            f"at byte {e.start}), so it is corrupt or a different kind of "
+            f"file. {fix}") from None
+    except json.JSONDecodeError as e:
+        what = "is empty" if not e.doc.strip() else (
+            f"is not valid JSON ({e.msg} at line {e.lineno}, column "
+            f"{e.colno})")
+        raise JSONFileError(
+            f"{path} {what}: the file is corrupt, truncated or was edited "
+            f"by hand. {fix}") from None
+
+
+TF_CONFIG_FIX = (
+    'Set it to a JSON object such as {"cluster": {"worker": ["host:port", '
+    '...]}, "task": {"type": "worker", "index": 0}}, or unset it.')
+
+
+def loads_json(text, source, fix):
+    """JSON text that did not come from a file (an environment variable),
+    parsed; `source` names where it came from in the error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise JSONFileError(
+            f"{source} is not valid JSON ({e.msg} at line {e.lineno}, column "
+            f"{e.colno}). {fix}") from None
 
 
 def copy_file(src, dest):
