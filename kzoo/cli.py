@@ -31,10 +31,28 @@ def build_parser():
     return parser
 
 
+def user_errors():
+    """kzoo's errors about what the user asked for: reported as one line,
+    `kzoo <command>: error: ...`, not as a traceback."""
+    from kzoo import presets
+    from kzoo.convert.errors import ConversionError, DownloadError
+    from kzoo.models.arguments import ArgumentError
+    from kzoo.models.labels import LabelError
+    from kzoo.models.tokenizer import TokenizerAssetError
+    from kzoo.utils.files import JSONFileError
+    return (presets.PresetError, presets.MissingWeightsError,
+            ConversionError, DownloadError, ArgumentError, LabelError,
+            TokenizerAssetError, JSONFileError)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     module = importlib.import_module(f"kzoo.commands.{args.command}")
-    return module.run(args) or 0
+    try:
+        return module.run(args) or 0
+    except user_errors() as e:
+        print(f"kzoo {args.command}: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -8,6 +8,12 @@ def add_arguments(parser):
 def run(args):
     from kzoo import presets
     rows = presets.list_presets(family=args.family)
+    if not rows and args.family:
+        families = sorted({row["family"] for row in presets.list_presets()
+                           if row["family"]})
+        raise presets.PresetError(
+            f"no presets of family {args.family!r}; the families are "
+            f"{', '.join(families)}.")
     for row in rows:
         aliases = f" (alias: {', '.join(row['aliases'])})" if row["aliases"] else ""
         params = f"{row['params'] / 1e6:.1f}M" if row["params"] else "?"

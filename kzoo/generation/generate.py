@@ -11,7 +11,7 @@ import numpy as np
 from kzoo.generation import compiled
 from kzoo.generation.inputs import read_prompts
 from kzoo.generation.loop import beam_search_loop, sampling_loop
-from kzoo.generation.samplers import get_sampler
+from kzoo.generation.samplers import get_sampler, whole_number
 
 
 def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
@@ -19,10 +19,7 @@ def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
     """`(max_length, end_positions)` after checking every limit."""
     longest = max(prompt_lengths)
     if max_new_tokens is not None:
-        max_new_tokens = int(max_new_tokens)
-        if max_new_tokens < 1:
-            raise ValueError(
-                f"max_new_tokens must be >= 1, got {max_new_tokens}.")
+        max_new_tokens = whole_number("max_new_tokens", max_new_tokens, 1)
     if max_length is None:
         if max_new_tokens is not None:
             max_length = longest + max_new_tokens
@@ -30,7 +27,7 @@ def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
             max_length = int(default_max_length)
         else:
             raise ValueError("generate() needs max_length or max_new_tokens.")
-    max_length = int(max_length)
+    max_length = whole_number("max_length", max_length, 1)
     if position_limit is not None and max_length > position_limit:
         raise ValueError(
             f"max_length={max_length} is longer than the model's position "
@@ -81,7 +78,9 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
         prompt_lengths, max_length, max_new_tokens, position_limit,
         default_max_length)
     stop_token_ids = resolve_stop_tokens(stop_token_ids,
-                                         default_stop_token_ids)
+                                         default_stop_token_ids,
+                                         vocabulary_size)
+    check_seed(seed)
 
     # 2. Fixed-shape arrays, right-padded.
     token_ids = padded(id_lists, max_length, pad_token_id)
@@ -97,10 +96,27 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
                        pad_token_id, scores)
 
 
-def resolve_stop_tokens(stop_token_ids, default_stop_token_ids):
+def resolve_stop_tokens(stop_token_ids, default_stop_token_ids,
+                        vocabulary_size=None):
     if isinstance(stop_token_ids, str) and stop_token_ids == "auto":
         stop_token_ids = tuple(default_stop_token_ids)
-    return tuple(int(t) for t in (stop_token_ids or ()))
+    if isinstance(stop_token_ids, (int, np.integer)):
+        stop_token_ids = (stop_token_ids,)
+    stop_token_ids = tuple(
+        whole_number("stop_token_ids", t, 0) for t in (stop_token_ids or ()))
+    for token_id in stop_token_ids:
+        if vocabulary_size is not None and token_id >= vocabulary_size:
+            raise ValueError(
+                f"generate(): stop token id {token_id} is outside the "
+                f"vocabulary [0, {vocabulary_size - 1}], so generation "
+                "would never stop on it. Pass ids the tokenizer makes, or "
+                "None to never stop early.")
+    return stop_token_ids
+
+
+def check_seed(seed):
+    if seed is not None:
+        whole_number("seed", seed, 0)
 
 
 def padded(id_lists, width, pad_token_id):

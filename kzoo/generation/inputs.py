@@ -71,6 +71,10 @@ def prompt_kind(prompts):
 def id_lists(prompts, kind, single):
     """Token-id prompts (`kind` "ids" or "dict") as lists of ints."""
     if kind == "dict":
+        if "token_ids" not in prompts:
+            raise ValueError(
+                "generate(): a dict of prompts needs 'token_ids' (and "
+                f"optionally 'padding_mask'); got keys {sorted(prompts)}.")
         token_ids = np.asarray(to_numpy(prompts["token_ids"]))
         if "padding_mask" in prompts:
             mask = np.asarray(to_numpy(prompts["padding_mask"])).astype(bool)

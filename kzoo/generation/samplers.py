@@ -15,9 +15,37 @@ Samplers by name (`get_sampler`): "greedy", "random", "top_k", "top_p",
 "beam".
 """
 
+import math
+import numbers
+
 from keras import ops
 
 _NEG_INF = -1e9
+
+
+def whole_number(name, value, minimum=1, owner="generate()", below=None):
+    """`value` as an int, when it is a whole number >= `minimum` (not a
+    bool, not 2.5, not "3": `int()` would quietly truncate or parse them);
+    else a ValueError naming `name` (`below`: the message for an int under
+    `minimum`, "{value}" filled in)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{owner}: {name} must be a whole number (an int) >= {minimum}; "
+            f"got {value!r} ({type(value).__name__}).")
+    if value < minimum:
+        raise ValueError(
+            below.format(value=value) if below else
+            f"{owner}: {name} must be >= {minimum}, got {value}.")
+    return int(value)
+
+
+def _finite(name, value, owner):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not math.isfinite(value):
+        raise ValueError(
+            f"{owner}: {name} must be a finite number; got {value!r} "
+            f"({type(value).__name__}).")
+    return float(value)
 
 
 def gumbel_noise(uniform):
@@ -50,10 +78,12 @@ class Sampler:
         return f"{type(self).__name__}({args})"
 
 
-def _check_temperature(temperature):
-    temperature = float(temperature)
+def _check_temperature(temperature, owner):
+    temperature = _finite("temperature", temperature, owner)
     if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}.")
+        raise ValueError(
+            f"{owner}: temperature must be > 0, got {temperature} (1.0 "
+            "samples from the model's distribution; lower is greedier).")
     return temperature
 
 
@@ -74,7 +104,7 @@ class RandomSampler(Sampler):
     needs_noise = True
 
     def __init__(self, temperature=1.0):
-        self.temperature = _check_temperature(temperature)
+        self.temperature = _check_temperature(temperature, "RandomSampler")
 
     def __call__(self, logits, noise=None):
         scores = logits / self.temperature + gumbel_noise(noise)
@@ -92,10 +122,10 @@ class TopKSampler(Sampler):
     needs_noise = True
 
     def __init__(self, k=5, temperature=1.0):
-        if int(k) < 1:
-            raise ValueError(f"top_k needs k >= 1, got {k}.")
-        self.k = int(k)
-        self.temperature = _check_temperature(temperature)
+        self.k = whole_number("k", k, 1, "TopKSampler",
+                              below="TopKSampler: top_k needs k >= 1, got "
+                                    "{value}.")
+        self.temperature = _check_temperature(temperature, "TopKSampler")
 
     def __call__(self, logits, noise=None):
         k = min(self.k, logits.shape[-1])
@@ -127,11 +157,14 @@ class TopPSampler(Sampler):
     needs_noise = True
 
     def __init__(self, p=0.9, temperature=1.0, k=None):
-        if not 0.0 < float(p) <= 1.0:
-            raise ValueError(f"top_p needs 0 < p <= 1, got {p}.")
-        self.p = float(p)
-        self.temperature = _check_temperature(temperature)
-        self.k = None if k is None else int(k)
+        p = _finite("p", p, "TopPSampler (top_p)")
+        if not 0.0 < p <= 1.0:
+            raise ValueError(
+                f"TopPSampler: top_p needs 0 < p <= 1, got {p}.")
+        self.p = p
+        self.temperature = _check_temperature(temperature, "TopPSampler")
+        self.k = None if k is None else whole_number("k", k, 1,
+                                                     "TopPSampler")
 
     def __call__(self, logits, noise=None):
         vocabulary_size = logits.shape[-1]
@@ -180,9 +213,10 @@ class BeamSampler(Sampler):
 
     def __init__(self, num_beams=4, length_penalty=1.0, early_stopping=False,
                  return_all_beams=False):
-        if int(num_beams) < 1:
-            raise ValueError(f"beam search needs num_beams >= 1, got "
-                             f"{num_beams}.")
+        num_beams = whole_number("num_beams", num_beams, 1,
+                                 "BeamSampler (beam search)")
+        length_penalty = _finite("length_penalty", length_penalty,
+                                 "BeamSampler")
         if early_stopping not in (True, False, "never"):
             raise ValueError(
                 "early_stopping must be True, False or 'never', got "
@@ -230,4 +264,13 @@ def get_sampler(sampler):
         raise ValueError(
             f"Unknown sampler {name!r}.{hint} Known samplers: "
             f"{', '.join(SAMPLERS)}.")
-    return SAMPLERS[name](**kwargs)
+    sampler_cls = SAMPLERS[name]
+    import inspect
+    known = [p for p in inspect.signature(sampler_cls).parameters]
+    unknown = [key for key in kwargs if key not in known]
+    if unknown:
+        raise ValueError(
+            f"Sampler {name!r} ({sampler_cls.__name__}) takes "
+            f"{', '.join(known) or 'no arguments'}; got unknown "
+            f"{', '.join(map(repr, unknown))}.")
+    return sampler_cls(**kwargs)

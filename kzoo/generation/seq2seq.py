@@ -18,9 +18,9 @@ special tokens the encoder expects) and
 
 import numpy as np
 
-from kzoo.generation.generate import (padded, postprocess, prefill_length,
-                                      resolve_lengths, resolve_stop_tokens,
-                                      run_loop)
+from kzoo.generation.generate import (check_seed, padded, postprocess,
+                                      prefill_length, resolve_lengths,
+                                      resolve_stop_tokens, run_loop)
 from kzoo.generation.inputs import check_ids, read_prompts
 from kzoo.generation.samplers import get_sampler
 
@@ -104,7 +104,9 @@ def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
         prompt_lengths, max_length, max_new_tokens, position_limit,
         default_max_length)
     stop_token_ids = resolve_stop_tokens(stop_token_ids,
-                                         default_stop_token_ids)
+                                         default_stop_token_ids,
+                                         vocabulary_size)
+    check_seed(seed)
 
     # 2. Fixed-shape arrays, right-padded.
     encoder_inputs = encoder_arrays(source_lists, encoder_length_limit,
