@@ -15,6 +15,19 @@ A preset is a folder (see `presets/README.md`):
 Named presets ship inside the package. Weights that are too large to ship
 are looked up in the local cache (`KZOO_CACHE`, default `~/.cache/kzoo`),
 under `<cache>/<preset name>/`.
+
+This module fetches and converts nothing itself: the arrows point from
+`kzoo.convert` to here, never back. `kzoo.convert` (imported by `import
+kzoo`) registers two hooks:
+
+- a *reference resolver* (`register_reference_resolver`): given the text a
+  user passed to `from_preset` (`hf://org/name`, a Hugging Face checkpoint
+  folder), it returns a `Preset`, or None when the text is not its kind;
+- a *weight source* (`register_weight_source`): given a preset that lacks
+  a weights file, it provides the file (e.g. downloads and converts what
+  the preset's metadata declares) and returns its path, raises
+  `MissingWeightsError` saying what it tried, or returns None when the
+  preset declares nothing it can fetch.
 """
 
 import difflib
@@ -38,6 +51,34 @@ class MissingWeightsError(FileNotFoundError):
 class RandomHeadWarning(UserWarning):
     """A task head that pretraining trains has no pretrained weights in the
     preset, so it starts from random initialisation."""
+
+
+# Hooks that kzoo.convert registers on import, keyed by the function's
+# qualified name, so that re-importing a module replaces its hooks.
+_REFERENCE_RESOLVERS = {}
+_WEIGHT_SOURCES = {}
+
+
+def _hook_key(hook):
+    name = getattr(hook, "__qualname__", None) or repr(hook)
+    return f"{getattr(hook, '__module__', '')}.{name}"
+
+
+def register_reference_resolver(resolver):
+    """Register `resolver(text) -> Preset | None`, asked (in registration
+    order) about every preset reference that is not a kzoo preset folder.
+    Returns `resolver`, so it also works as a decorator."""
+    _REFERENCE_RESOLVERS[_hook_key(resolver)] = resolver
+    return resolver
+
+
+def register_weight_source(source):
+    """Register `source(preset, filename, looked) -> Path | None`, asked
+    (in registration order) for a weights file that is neither in the
+    preset folder nor in the cache; `looked` lists where it was looked
+    for. Returns `source`."""
+    _WEIGHT_SOURCES[_hook_key(source)] = source
+    return source
 
 
 def builtin_presets_dir():
@@ -141,16 +182,17 @@ class Preset:
         return None
 
     def weights_file(self, filename=BACKBONE_WEIGHTS):
+        """The path of `filename`: from the preset folder, the cache, or
+        a registered weight source (kzoo.convert's downloads and
+        conversions of what the metadata declares)."""
         locations = self.weight_locations(filename)
         found = self.find_weights_file(filename)
         if found is not None:
             return found
-        if self.metadata.get("source", {}).get("huggingface") or \
-                self.metadata.get("source", {}).get("python_package"):
-            # Declared sources: an installed package, then the hub
-            # (converted once into the cache); see kzoo/convert/hub.py.
-            from kzoo.convert.hub import fetch_preset_weights
-            return fetch_preset_weights(self, filename, locations)
+        for source in tuple(_WEIGHT_SOURCES.values()):
+            path = source(self, filename, locations)
+            if path is not None:
+                return Path(path)
         looked = "\n".join(f"  - {p}" for p in locations)
         source = self.metadata.get("source", {})
         how = source.get("how_to_get") or (
@@ -203,12 +245,16 @@ def resolve(name_or_dir):
     text = os.fspath(name_or_dir)
     if text.startswith("hf://") or (os.path.isdir(text) and not (
             Path(text) / "metadata.json").exists()):
-        # hf://org/name, or a Hugging Face checkpoint folder: converted
-        # (once, into the cache) by kzoo.convert.hub.
-        from kzoo.convert.hub import resolve_special
-        special = resolve_special(text)
-        if special is not None:
-            return special
+        # hf://org/name, or a Hugging Face checkpoint folder: the
+        # registered resolvers convert it (once, into the cache).
+        for resolver in tuple(_REFERENCE_RESOLVERS.values()):
+            special = resolver(text)
+            if special is not None:
+                return special
+        if text.startswith("hf://"):
+            raise PresetError(
+                f"{text!r}: hf:// references are resolved by kzoo.convert, "
+                "which is not loaded; `import kzoo` loads it.")
     if os.path.isdir(text):
         return _folder_preset(Path(text))
     root, presets = _named_presets()

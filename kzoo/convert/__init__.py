@@ -13,12 +13,13 @@ kzoo.convert.export_hf(mlm, "path/to/hf-out")   # transformers loads it
 ```
 
 Modules:
-    safetensors  read/write safetensors with numpy alone
+    safetensors  safetensors through the `safetensors` package's NumPy API
     checkpoint   a Hugging Face folder (config, lazy tensors, tokenizer files)
     base         the converter registry, `WeightSpec`, the shared load/export
     api          folder <-> preset (`hf_to_preset`, `export_hf`)
-    download     one verified, atomic download
-    hub          named-preset sources, `hf://` references and the cache
+    download     hub files through `huggingface_hub`: pinned, verified
+    hub          named-preset sources, `hf://` references and the cache;
+                 registers itself with kzoo.presets on import
     bert, ...    one converter per family
 """
 
@@ -28,6 +29,9 @@ from kzoo.convert.base import (
     converter_for_model_type, known_model_types, register_converter)
 from kzoo.convert.checkpoint import HFCheckpoint, is_hf_folder
 from kzoo.convert.errors import ConversionError, DownloadError
+# Registers the hf:// / Hugging Face folder resolver and the named-preset
+# weight source with kzoo.presets (which never imports kzoo.convert).
+from kzoo.convert import hub  # noqa: E402,F401
 
 __all__ = [
     "ConversionError", "ConversionReport", "Converter", "DownloadError",

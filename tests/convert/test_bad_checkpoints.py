@@ -62,10 +62,11 @@ def test_truncated_safetensors(good, tmp_path):
 def test_truncated_header(tmp_path):
     path = tmp_path / "x.safetensors"
     path.write_bytes(struct.pack("<Q", 10_000) + b"{}")
-    with pytest.raises(SafetensorsError, match="10000-byte header"):
+    with pytest.raises(SafetensorsError,
+                       match="not a readable safetensors file"):
         load_file(path)
     path.write_bytes(b"abc")
-    with pytest.raises(SafetensorsError, match="too short"):
+    with pytest.raises(SafetensorsError, match=r"\(3 bytes\).*truncated"):
         load_file(path)
 
 

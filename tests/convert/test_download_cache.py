@@ -1,9 +1,14 @@
-"""The download cache, against a Hugging Face-layout repository served
-from 127.0.0.1: first download, cache hit with the server stopped, sha256
-mismatch, a connection cut mid-file, offline mode. Nothing half-written or
+"""Downloads through huggingface_hub and the kzoo cache, against a
+Hugging Face hub served from 127.0.0.1 (tests/convert/convert_helpers.py):
+first download, cache hit with the server stopped, revision pinning,
+sha256 mismatches (declared and stated), a connection cut mid-file and
+resumed, gated repositories and tokens, offline mode (KZOO_OFFLINE,
+HF_HUB_OFFLINE) and huggingface_hub's cache. Nothing half-written or
 unverified ever lands in the cache."""
 
 import json
+import os
+import shutil
 import time
 
 import numpy as np
@@ -12,11 +17,11 @@ import pytest
 import kzoo
 from kzoo import presets
 from kzoo.convert import ConversionError
-from kzoo.utils.files import sha256_of, write_json
+from kzoo.utils.files import sha256_of
 
 from convert_helpers import (
     FakeHub, files_under, hf_outputs, kzoo_outputs, make_hf_bert,
-    max_abs_differences, random_inputs, save_hf)
+    max_abs_differences, named_style_preset, random_inputs, save_hf)
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -45,20 +50,7 @@ def hub(tmp_path, hf_repo, monkeypatch):
 
 
 def _named_style_preset(tmp_path, hf_folder, files):
-    """A preset folder like the shipped ones: config + tokenizer +
-    metadata declaring a remote source, and no weights."""
-    from kzoo.convert import hf_to_preset
-    scratch = tmp_path / "scratch"
-    hf_to_preset(hf_folder, scratch, task="backbone", verbose=False)
-    folder = tmp_path / "tiny_test_preset"
-    folder.mkdir()
-    for name in ("config.json", "tokenizer.json", "vocab.txt",
-                 "preprocessor.json"):
-        (folder / name).write_bytes((scratch / name).read_bytes())
-    write_json(folder / "metadata.json", {
-        "name": "tiny_test_preset", "family": "bert",
-        "source": {"huggingface": REPO, "revision": "main", "files": files}})
-    return folder
+    return named_style_preset(tmp_path, hf_folder, REPO, files)
 
 
 def _declared(hf_folder, sha256=None):
@@ -126,6 +118,10 @@ def test_hf_uri_download_cache_hit_and_offline(hub, hf_repo, monkeypatch):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def _hub_cache_files():
+    return files_under(os.environ["HF_HUB_CACHE"])
+
+
 def test_sha_mismatch_caches_nothing(hub, hf_repo, tmp_path):
     hf_folder = hf_repo[0]
     files = _declared(hf_folder)
@@ -134,6 +130,85 @@ def test_sha_mismatch_caches_nothing(hub, hf_repo, tmp_path):
     with pytest.raises(presets.MissingWeightsError, match="sha256 mismatch"):
         kzoo.BertBackbone.from_preset(str(preset))
     assert _cache_is_empty()
+    # Evicted from huggingface_hub's cache too, so the next attempt
+    # downloads it again rather than trusting it.
+    assert not [n for n in _hub_cache_files() if "model.safetensors" in n]
+    assert hub.fetched("model.safetensors") == 1
+    with pytest.raises(presets.MissingWeightsError, match="sha256 mismatch"):
+        kzoo.BertBackbone.from_preset(str(preset))
+    assert hub.fetched("model.safetensors") == 2
+
+
+def test_revision_is_pinned_to_one_commit(hub, hf_repo):
+    """The branch is resolved once, on the first file; every other
+    request names the commit, which the converted preset records."""
+    kzoo.BertBackbone.from_preset(f"hf://{REPO}")
+    commit = hub.commit(REPO)
+    metadata = json.loads((presets.cache_dir() / "hf" / "kzoo-test--tiny-bert"
+                           / "main" / "metadata.json").read_text())
+    assert metadata["source"]["revision"] == "main"
+    assert metadata["source"]["commit"] == commit
+    paths = [path for server, _, path, _ in hub.log if server == "hub"]
+    first = [path for path in paths if path.endswith("/config.json")]
+    assert all(path.endswith("/resolve/main/config.json") for path in first)
+    assert all(f"/resolve/{commit}/" in path for path in paths
+               if not path.endswith("/config.json"))
+    # A commit as the revision; an unknown revision is named.
+    kzoo.BertBackbone.from_preset(f"hf://{REPO}@{commit}")
+    with pytest.raises(presets.MissingWeightsError,
+                       match="no revision 'v9.9'"):
+        kzoo.BertBackbone.from_preset(f"hf://{REPO}@v9.9")
+
+
+def test_gated_repository_needs_a_token(hub, monkeypatch):
+    hub.gated[REPO] = "hf_test_token"
+    with pytest.raises(presets.MissingWeightsError,
+                       match="(?s)gated.*HF_TOKEN"):
+        kzoo.BertBackbone.from_preset(f"hf://{REPO}")
+    assert _cache_is_empty()
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    kzoo.BertBackbone.from_preset(f"hf://{REPO}")
+    # The token went to the hub, and never to the CDN it redirects to.
+    assert any(headers.get("authorization") == "Bearer hf_test_token"
+               for server, _, _, headers in hub.log if server == "hub")
+    cdn = [headers for server, _, _, headers in hub.log if server == "cdn"]
+    assert cdn and not any("authorization" in headers for headers in cdn)
+
+
+def test_hf_endpoint_is_honoured(hub, monkeypatch):
+    monkeypatch.delenv("KZOO_HF_ENDPOINT")
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    kzoo.BertBackbone.from_preset(f"hf://{REPO}")
+    assert hub.fetched("model.safetensors") == 1
+
+
+def test_converts_from_huggingface_hubs_cache_offline_or_unreachable(
+        hub, hf_repo, tmp_path, monkeypatch):
+    """Files huggingface_hub has cached (for kzoo or for transformers)
+    convert without the network: with HF_HUB_OFFLINE=1, and with the hub
+    down."""
+    hf_folder = hf_repo[0]
+    preset = _named_style_preset(tmp_path, hf_folder, _declared(hf_folder))
+    first = kzoo.BertBackbone.from_preset(str(preset))
+    converted = presets.cache_dir() / "tiny_test_preset"
+    shutil.rmtree(converted)
+    hub.stop()
+    requests = len(hub.log)
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    again = kzoo.BertBackbone.from_preset(str(preset))
+    assert len(hub.log) == requests
+    for a, b in zip(first.weights, again.weights):
+        if not a.path.startswith("pooler"):  # not in a BertForMaskedLM
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    source = json.loads((converted / "metadata.json").read_text())["source"]
+    assert source["commit"] == hub.commit(REPO)
+    assert {f["verified"] for f in source["files"]} == {"sha256 (declared)"}
+
+    shutil.rmtree(converted)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    kzoo.BertBackbone.from_preset(str(preset))  # refused connections
+    assert (converted / presets.BACKBONE_WEIGHTS).is_file()
 
 
 def test_server_stated_sha_is_checked(hub, hf_repo):
@@ -149,26 +224,53 @@ def test_server_stated_sha_is_checked(hub, hf_repo):
                            / "main" / "metadata.json").read_text())
     verified = {f["file"]: f["verified"] for f in metadata["source"]["files"]}
     assert verified["model.safetensors"] == "sha256 (server)"
-    assert metadata["source"]["commit"] == "0" * 40
+    assert metadata["source"]["commit"] == hub.commit(REPO)
 
 
-def test_connection_cut_mid_file(hub, hf_repo, tmp_path, monkeypatch):
+def test_interrupted_download_resumes_with_a_range_request(
+        hub, hf_repo, tmp_path, monkeypatch):
+    """The hub cuts the connection a third of the way into the weights;
+    huggingface_hub asks for the rest (`Range: bytes=N-`) instead of
+    starting over, and the file is whole: its declared sha256 matches.
+
+    huggingface_hub writes what it receives in chunks of
+    DOWNLOAD_CHUNK_SIZE (10 MB) and resumes after the last whole one, so
+    the chunk is made 4 kB here for a 100 kB file to show it."""
+    from huggingface_hub import constants
+    chunk = 4096
+    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", chunk)
+    hf_folder = hf_repo[0]
+    size = (hf_folder / "model.safetensors").stat().st_size
+    preset = _named_style_preset(tmp_path, hf_folder, _declared(hf_folder))
+    hub.cut["model.safetensors"] = 1
+    hub.cut_after["model.safetensors"] = size // 3
+    kzoo.BertBackbone.from_preset(str(preset))
+    resumed_at = (size // 3) // chunk * chunk
+    assert resumed_at > 0
+    assert hub.ranges("model.safetensors") == [None, f"bytes={resumed_at}-"]
+    # Only the part of a chunk cut mid-way was sent twice.
+    assert hub.bytes_sent("model.safetensors") < size + chunk
+    metadata = json.loads((presets.cache_dir() / "tiny_test_preset"
+                           / "metadata.json").read_text())
+    weights = {f["file"]: f for f in metadata["source"]["files"]}
+    assert weights["model.safetensors"]["verified"] == "sha256 (declared)"
+
+
+def test_connection_cut_every_time(hub, hf_repo, tmp_path):
+    """A hub that never sends a byte of the file: an error once
+    huggingface_hub's retries are spent, and nothing half-written in
+    either cache."""
     hf_folder = hf_repo[0]
     preset = _named_style_preset(tmp_path, hf_folder, _declared(hf_folder))
-    # Cut every time: an error after the retries, nothing half-written.
-    monkeypatch.setenv("KZOO_DOWNLOAD_RETRIES", "1")
-    hub.cut["model.safetensors"] = 10
+    hub.cut["model.safetensors"] = 100
+    hub.cut_after["model.safetensors"] = 0
     with pytest.raises(presets.MissingWeightsError,
-                       match="connection closed after"):
+                       match="(?s)model.safetensors.*Protocol"):
         kzoo.BertBackbone.from_preset(str(preset))
-    assert hub.fetched("model.safetensors") == 2
+    assert hub.fetched("model.safetensors") > 1  # it did retry
     assert _cache_is_empty()
-    # Cut once: the retry starts the file again and succeeds.
-    hub.cut["model.safetensors"] = 1
-    kzoo.BertBackbone.from_preset(str(preset))
-    assert hub.fetched("model.safetensors") == 4
-    assert (presets.cache_dir() / "tiny_test_preset"
-            / presets.BACKBONE_WEIGHTS).is_file()
+    assert not [n for n in files_under(os.environ["HF_HUB_CACHE"])
+                if n.endswith(".incomplete") or "model.safetensors" in n]
 
 
 def test_offline_never_connects(hub, hf_repo, tmp_path, monkeypatch):

@@ -1,5 +1,7 @@
-"""kzoo's own safetensors reader/writer against the reference library, and
-tokenizer assets coming along with a conversion."""
+"""kzoo's safetensors wrapper (the `safetensors` package's NumPy API):
+round trips, bfloat16, corrupt headers refused at open, names and shapes
+from the header alone; and tokenizer assets coming along with a
+conversion."""
 
 import json
 
@@ -50,20 +52,67 @@ def test_bfloat16_is_read_as_float32(tmp_path):
     np.testing.assert_array_equal(read, value.float().numpy())
 
 
-def test_overlapping_and_oversized_entries_are_refused(tmp_path):
+def _raw_safetensors(path, header, data_bytes):
     import struct
-    header = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-              "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}
     raw = json.dumps(header).encode()
-    path = tmp_path / "overlap.safetensors"
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * 12)
-    with pytest.raises(SafetensorsError, match="overlap"):
-        load_file(path)
-    header = {"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * 8)
-    with pytest.raises(SafetensorsError, match="needs 12 bytes"):
-        load_file(path)
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * data_bytes)
+    return path
+
+
+@pytest.mark.parametrize("header,data_bytes", [
+    # two tensors sharing bytes
+    ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+      "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, 12),
+    # a shape that needs 12 bytes in an 8-byte span
+    ({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, 8),
+    # data past the last tensor (a file that is not what its header says)
+    ({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, 8),
+    # a tensor that runs past the end of the file (truncated)
+    ({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, 8),
+])
+def test_inconsistent_headers_are_refused_at_open(tmp_path, header,
+                                                  data_bytes):
+    path = _raw_safetensors(tmp_path / "x.safetensors", header, data_bytes)
+    with pytest.raises(SafetensorsError,
+                       match="not a readable safetensors file") as info:
+        SafetensorsFile(path)
+    assert str(path) in str(info.value)
+
+
+def test_unreadable_dtypes_are_named_at_open(tmp_path):
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    path = tmp_path / "f8.safetensors"
+    safetensors_torch.save_file(
+        {"ok": torch.zeros(2),
+         "scale": torch.zeros(2).to(torch.float8_e4m3fn)}, str(path))
+    with pytest.raises(SafetensorsError, match="'scale' has dtype F8_E4M3"):
+        SafetensorsFile(path)
+
+
+def test_header_is_read_without_reading_tensors(tmp_path):
+    """Names, shapes and dtypes come from the header: a file whose tensor
+    bytes are all garbage still opens and describes itself."""
+    path = _raw_safetensors(
+        tmp_path / "lazy.safetensors",
+        {"w": {"dtype": "F16", "shape": [2, 3], "data_offsets": [0, 12]},
+         "__metadata__": {"format": "pt"}}, 12)
+    with SafetensorsFile(path) as f:
+        assert f.keys() == ["w"]
+        assert f.info("w").shape == (2, 3) and f.info("w").dtype == "F16"
+        assert f.metadata == {"format": "pt"}
+        assert f.get("w").dtype == np.float16
+
+
+def test_non_contiguous_arrays_are_written_by_value(tmp_path):
+    value = np.arange(12, dtype="float32").reshape(3, 4)
+    path = save_file({"t": value.T, "s": value[:, ::2]},
+                     tmp_path / "views.safetensors")
+    read = load_file(path)
+    np.testing.assert_array_equal(read["t"], value.T)
+    np.testing.assert_array_equal(read["s"], value[:, ::2])
+    assert read["t"].flags.writeable
+    assert [p.name for p in tmp_path.iterdir()] == ["views.safetensors"]
 
 
 @pytest.fixture(scope="module")
