@@ -19,7 +19,7 @@ from kzoo.models.preprocessor import Preprocessor
 from text_testing import (make_preprocessor, make_tokenizer, model_inputs,
                           params, registered_tokenizers)
 
-PROPERTY = settings(max_examples=15, deadline=None, database=None,
+PROPERTY = settings(max_examples=10, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # Any Unicode (Hypothesis leaves out lone surrogates, which have no UTF-8;
