@@ -1,0 +1,100 @@
+"""What a backbone is called with: names, shapes, dtypes, id ranges,
+lengths. Parametrised over every registered backbone (inputs made from its
+`input_names` and `id_limits`)."""
+
+import numpy as np
+import pytest
+
+from bad_input_models import shared_backbone
+from kzoo.models.backbone import Backbone
+from text_testing import registered
+
+BACKBONES = registered(Backbone)
+
+
+def good_inputs(backbone, batch=2, seq=5):
+    """Valid inputs: small ids in every id input, every other input 1."""
+    ids = backbone.id_limits()
+    return {name: (np.ones((batch, seq), "int32") if name not in ids
+                   else np.zeros((batch, seq), "int32") + min(1, ids[name] - 1))
+            for name in backbone.input_names}
+
+
+def cases():
+    def change(name, fn):
+        return lambda backbone, inputs: {**inputs, name: fn(backbone,
+                                                            inputs[name])}
+    return {
+        "float_token_ids": (change("token_ids",
+                                   lambda b, x: x.astype("float32") + 0.7),
+                            r"`token_ids` must hold integer ids; got float32"),
+        "string_token_ids": (change("token_ids",
+                                    lambda b, x: x.astype(str)),
+                             "`token_ids` must hold integer ids"),
+        "token_id_too_large": (change(
+            "token_ids", lambda b, x: x + b.vocabulary_size),
+            r"token_ids holds \d+, outside \[0, \d+\]"),
+        "negative_token_id": (change("token_ids", lambda b, x: x - 5),
+                              r"token_ids holds -\d+, outside"),
+        "unbatched": (lambda b, inputs: {k: v[0] for k, v in inputs.items()},
+                      r"must be 2-D \(batch, sequence\); got shape \(5,\)"),
+        "mismatched_shapes": (change("padding_mask",
+                                     lambda b, x: np.ones((2, 7), "int32")),
+                              "every input must have the shape of"),
+        "python_lists": (change("token_ids", lambda b, x: x.tolist()),
+                         "got a Python list"),
+        "too_long": (lambda b, inputs: {
+            k: np.zeros((1, b.max_sequence_length + 1), "int32")
+            for k in inputs}, "is longer than .*max_sequence_length"),
+        "missing_input": (lambda b, inputs: {
+            k: v for k, v in inputs.items() if k != "padding_mask"},
+            r"missing: \['padding_mask'\]"),
+        "misspelled_input": (lambda b, inputs: {
+            ("input_ids" if k == "token_ids" else k): v
+            for k, v in inputs.items()}, r"unexpected: \['input_ids'\]"),
+        "not_a_dict": (lambda b, inputs: inputs["token_ids"],
+                       "takes a dict with keys"),
+        "none": (lambda b, inputs: None, "takes a dict with keys.*got None"),
+    }
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("backbone_cls", BACKBONES,
+                         ids=lambda c: c.__name__)
+def test_bad_call(backbone_cls, case):
+    backbone = shared_backbone(backbone_cls)
+    make, phrase = CASES[case]
+    bad = make(backbone, good_inputs(backbone))
+    with pytest.raises(ValueError, match=phrase):
+        backbone(bad)
+
+
+@pytest.mark.parametrize("case", ["float_token_ids", "token_id_too_large",
+                                  "none"])
+@pytest.mark.parametrize("backbone_cls", BACKBONES,
+                         ids=lambda c: c.__name__)
+def test_bad_predict(backbone_cls, case):
+    """`predict` checks the concrete arrays before its compiled step (where
+    an id out of range would be clamped without a word on JAX)."""
+    backbone = shared_backbone(backbone_cls)
+    make, phrase = CASES[case]
+    with pytest.raises(ValueError, match=phrase):
+        backbone.predict(make(backbone, good_inputs(backbone)), verbose=0)
+
+
+def test_extra_id_input_out_of_range():
+    """Every id input the family declares (`id_limits`), not only
+    token_ids: BERT's segment ids."""
+    for cls in BACKBONES:
+        backbone = shared_backbone(cls)
+        for name, limit in backbone.id_limits().items():
+            if name == "token_ids":
+                continue
+            inputs = good_inputs(backbone)
+            inputs[name] = inputs[name] + limit
+            with pytest.raises(ValueError,
+                               match=rf"{name} holds {limit + 1}, outside"):
+                backbone(inputs)

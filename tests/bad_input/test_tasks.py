@@ -1,0 +1,270 @@
+"""Tasks: construction, labels for fit/evaluate, predict input. Every
+registered task class gets the cases that apply to it: its labels' bad
+cases come from its own `label_spec()` (`kzoo.models.labels`)."""
+
+import inspect
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kzoo
+from bad_input_models import (shared_backbone, shared_preprocessor,
+                              shared_task)
+from kzoo.models.arguments import ArgumentError
+from kzoo.models.backbone import Backbone
+from kzoo.models.classification import PROBLEM_TYPES
+from kzoo.models import labels
+from kzoo.models.labels import LabelError
+from kzoo.models.task import Task
+from kzoo.models.task_wiring import SequenceClassifier
+from text_testing import (TASK_ARGUMENTS, example_texts, preset_for,
+                          registered)
+
+TASKS = registered(Task)
+N = 3  # examples per case
+
+
+def required_arguments(cls):
+    """Test values for the task's arguments that have no default."""
+    parameters = inspect.signature(cls).parameters
+    return {name: TASK_ARGUMENTS[name] for name, p in parameters.items()
+            if name not in ("backbone", "preprocessor")
+            and p.default is p.empty
+            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
+
+def task_variants():
+    """(task class, constructor kwargs): every task, and every problem type
+    of every sequence classifier."""
+    variants = []
+    for cls in TASKS:
+        if issubclass(cls, SequenceClassifier):
+            for problem_type in PROBLEM_TYPES:
+                variants.append((cls, (("num_classes", 3),
+                                       ("problem_type", problem_type))))
+        else:
+            variants.append((cls, ()))
+    return variants
+
+
+def variant_id(cls, kwargs):
+    return cls.__name__ + "".join(f"-{v}" for k, v in kwargs
+                                  if k == "problem_type")
+
+
+def build(cls, kwargs):
+    return shared_task(cls, **dict(kwargs))
+
+
+def label_cases():
+    cases = []
+    for cls, kwargs in task_variants():
+        task = build(cls, kwargs)
+        spec = task.label_spec()
+        if spec is None:
+            continue
+        for name, labels, phrase in spec.bad_examples(N):
+            cases.append(pytest.param(cls, kwargs, labels, phrase,
+                                      id=f"{variant_id(cls, kwargs)}-{name}"))
+    return cases
+
+
+@pytest.mark.parametrize("cls,kwargs,labels,phrase", label_cases())
+def test_bad_labels_in_memory(cls, kwargs, labels, phrase):
+    task = build(cls, kwargs)
+    x = example_texts(cls.preprocessor_cls, N)
+    with pytest.raises(LabelError, match=phrase) as error:
+        task.fit(x, labels, verbose=0)
+    assert str(error.value).startswith(f"{cls.__name__}: ")
+    # The same labels are refused by evaluate and as validation data.
+    with pytest.raises(LabelError, match=phrase):
+        task.evaluate(x, labels, verbose=0)
+
+
+def dataset_cases():
+    cases = []
+    for cls, kwargs in task_variants():
+        spec = build(cls, kwargs).label_spec()
+        if spec is not None:
+            name, labels, phrase = next(
+                case for case in spec.bad_examples(N)
+                if "nan" in case[0] or "large" in case[0] or "2" in case[0])
+            cases.append(pytest.param(cls, kwargs, labels, id=variant_id(
+                cls, kwargs)))
+    return cases
+
+
+@pytest.mark.parametrize("cls,kwargs,labels", dataset_cases())
+def test_bad_labels_in_a_dataset(cls, kwargs, labels):
+    """Inside tf.data the labels are checked per batch, with the same
+    message; evaluate raises it as a LabelError."""
+    task = build(cls, kwargs)
+    x = example_texts(cls.preprocessor_cls, N)
+    dataset = tf.data.Dataset.from_tensor_slices((x, labels)).batch(N)
+    with pytest.raises(LabelError, match=rf"{cls.__name__}: labels must be "
+                       r".*a batch of the tf.data.Dataset holds"):
+        task.evaluate(dataset, verbose=0)
+
+
+def test_fit_on_a_dataset_with_a_label_too_large(bert_classifier):
+    x = example_texts(kzoo.BertPreprocessor, N)
+    dataset = tf.data.Dataset.from_tensor_slices((x, [0, 1, 3])).batch(2)
+    with pytest.raises(LabelError, match=r"\[0, 2\].*holds 3"):
+        bert_classifier.fit(dataset, verbose=0)
+
+
+@pytest.mark.parametrize("cls", [c for c in TASKS
+                                 if not c.preprocessor_cls.takes_labels],
+                         ids=lambda c: c.__name__)
+def test_self_supervised_tasks_refuse_labels(cls):
+    task = shared_task(cls)
+    with pytest.raises(ValueError, match="makes its own labels"):
+        task.fit(example_texts(cls.preprocessor_cls, N), np.zeros(N),
+                 verbose=0)
+
+
+def test_labels_and_texts_of_different_lengths(bert_classifier):
+    with pytest.raises(LabelError, match="3 examples in x but 2 entries in y"):
+        bert_classifier.fit(example_texts(kzoo.BertPreprocessor, N), [0, 1],
+                            verbose=0)
+
+
+@pytest.mark.parametrize("weights,phrase", [
+    ([1.0, np.nan, 1.0], r"sample_weight\[1\] is nan"),
+    ([1.0, -1.0, 1.0], r"sample_weight\[1\] is -1"),
+    ([1.0, 1.0], "2 entries in sample_weight"),
+], ids=["nan", "negative", "too_few"])
+def test_bad_sample_weights(bert_classifier, weights, phrase):
+    with pytest.raises(LabelError, match=phrase):
+        bert_classifier.fit(example_texts(kzoo.BertPreprocessor, N),
+                            [0, 1, 2], sample_weight=np.array(weights),
+                            verbose=0)
+
+
+def test_bad_validation_labels(bert_classifier):
+    x = example_texts(kzoo.BertPreprocessor, N)
+    with pytest.raises(LabelError, match=r"labels\[2\] is 7"):
+        bert_classifier.fit(x, [0, 1, 2], validation_data=(x, [0, 1, 7]),
+                            verbose=0)
+
+
+def test_own_loss_leaves_labels_to_it():
+    """Documented: with a loss of the user's own, kzoo does not judge the
+    labels (one-hot rows suit categorical cross-entropy)."""
+    task = kzoo.BertTextClassifier(
+        shared_backbone(kzoo.BertBackbone), num_classes=3,
+        preprocessor=shared_preprocessor(kzoo.BertPreprocessor))
+    x, one_hot = example_texts(kzoo.BertPreprocessor, N), np.eye(3)
+    with pytest.raises(LabelError, match="one-hot"):
+        labels.check_in_memory(task, x, one_hot)
+    task.compile(loss="categorical_crossentropy", metrics=[])
+    labels.check_in_memory(task, x, one_hot)  # no error
+
+
+# ----------------------------------------------------------------------
+# predict / evaluate input
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("bad,phrase", [
+    (None, r"`x(\[0\])?` is None"),
+    ([], "empty batch"),
+    (5, r"must be text.*got 5 \(int\)"),
+    ([1, 2, 3], r"it holds 1 \(int\)"),
+    (np.zeros((2, 3)), "numpy array of float64"),
+], ids=["none", "empty_list", "an_int", "ints", "float_array"])
+@pytest.mark.parametrize("cls", TASKS, ids=lambda c: c.__name__)
+def test_predict_bad_text(cls, bad, phrase):
+    task = shared_task(cls)
+    if cls.preprocessor_cls.min_segments >= 2:
+        bad = (bad, bad)
+    with pytest.raises(ValueError, match=phrase):
+        task.predict(bad, verbose=0)
+
+
+def test_predict_without_preprocessor_needs_a_dict():
+    task = kzoo.BertTextClassifier(shared_backbone(kzoo.BertBackbone),
+                                   num_classes=2)
+    with pytest.raises(ValueError, match="has no preprocessor, so it takes "
+                                         "a dict.*got NoneType"):
+        task.predict(None, verbose=0)
+    with pytest.raises(ValueError, match="takes a dict"):
+        task.predict(["raw text"], verbose=0)
+
+
+def test_pairs_of_different_lengths():
+    task = shared_task(kzoo.BertPretrainer)
+    with pytest.raises(ValueError, match="equal numbers"):
+        task.predict((["a", "b"], ["c"]), verbose=0)
+
+
+# ----------------------------------------------------------------------
+# Construction
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("cls", TASKS, ids=lambda c: c.__name__)
+def test_backbone_of_another_family(cls):
+    other = next(b for b in registered(Backbone)
+                 if not issubclass(b, cls.backbone_cls))
+    with pytest.raises(ArgumentError, match=rf"{cls.__name__} needs a "
+                       rf"{cls.backbone_cls.__name__} as its backbone; got "
+                       rf".*{other.__name__}"):
+        cls(backbone=shared_backbone(other), **required_arguments(cls))
+
+
+@pytest.mark.parametrize("cls", TASKS, ids=lambda c: c.__name__)
+def test_preprocessor_of_another_kind(cls):
+    kwargs = required_arguments(cls)
+    with pytest.raises(ArgumentError, match=rf"needs a "
+                       rf"{cls.preprocessor_cls.__name__} as its "
+                       r"preprocessor.*got 'tokenizer'"):
+        cls(shared_backbone(cls.backbone_cls), preprocessor="tokenizer",
+            **kwargs)
+
+
+@pytest.mark.parametrize("cls", TASKS, ids=lambda c: c.__name__)
+def test_sequence_longer_than_the_position_table(cls):
+    backbone = shared_backbone(cls.backbone_cls)
+    too_long = shared_preprocessor(cls.preprocessor_cls,
+                                   backbone.max_sequence_length + 1)
+    kwargs = required_arguments(cls)
+    with pytest.raises(ValueError, match=rf"sequence_length="
+                       rf"{backbone.max_sequence_length + 1} is longer than "
+                       r"the position table"):
+        cls(backbone, preprocessor=too_long, **kwargs)
+
+
+@pytest.mark.parametrize("cls", TASKS, ids=lambda c: c.__name__)
+def test_from_preset_sequence_length_too_long(cls):
+    kwargs = required_arguments(cls)
+    with pytest.raises(ValueError, match=r"sequence_length=100000 is longer "
+                       r"than the position table of the backbone of preset"):
+        cls.from_preset(preset_for(cls.backbone_cls), load_weights=False,
+                        sequence_length=100000, **kwargs)
+
+
+def test_misspelled_task_argument():
+    with pytest.raises(ArgumentError, match=r"unknown argument 'num_clases'"
+                       r".*Did you mean 'num_classes'"):
+        kzoo.BertTextClassifier(shared_backbone(kzoo.BertBackbone),
+                                num_clases=2)
+
+
+def test_vocabulary_larger_than_the_embedding_table():
+    small = kzoo.BertBackbone(vocabulary_size=100, num_layers=1, num_heads=2,
+                              hidden_dim=16, intermediate_dim=32)
+    with pytest.raises(ValueError, match=r"tokenizer has 30522 token ids but "
+                       r"BertBackbone's embedding table only 100"):
+        kzoo.BertTextClassifier(
+            small, num_classes=2,
+            preprocessor=shared_preprocessor(kzoo.BertPreprocessor))
+
+
+@pytest.mark.parametrize("num_classes,problem_type,phrase", [
+    (0, "single_label_classification", "num_classes must be a positive"),
+    (1, "single_label_classification", "needs num_classes >= 2"),
+    (2, "multi_label", "problem_type must be one of"),
+], ids=["zero_classes", "one_class_softmax", "unknown_problem_type"])
+def test_bad_classifier_arguments(num_classes, problem_type, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        kzoo.BertTextClassifier(shared_backbone(kzoo.BertBackbone),
+                                num_classes=num_classes,
+                                problem_type=problem_type)
