@@ -30,8 +30,13 @@ kzoo`) registers two hooks:
   preset declares nothing it can fetch.
 """
 
+import contextlib
+import contextvars
 import difflib
 import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
 
 from kzoo.utils.files import JSONFileError, read_json
@@ -202,6 +207,91 @@ class Preset:
             f"No weights for preset {self.name!r}. Looked in:\n{looked}\n"
             f"To get them: {how}. Or pass load_weights=False for a randomly "
             "initialised model.")
+
+
+# The staging folder of each preset folder being written in this context,
+# so that nested writers (a task writes its backbone, then its
+# preprocessor) share one staging folder and one swap.
+_STAGING = contextvars.ContextVar("kzoo_preset_staging", default={})
+
+
+def _prefill(source, staging):
+    """Give `staging` the files `source` has (hard links where the file
+    system allows, else copies): saving into an existing preset folder
+    replaces the files it writes and keeps the others."""
+    if not source.is_dir():
+        return
+    def link_or_copy(src, dest):
+        try:
+            os.link(src, dest)
+        except OSError:
+            shutil.copy2(src, dest)
+    for entry in source.iterdir():
+        if entry.name.startswith(".") and (".staging-" in entry.name
+                                           or ".old-" in entry.name
+                                           or ".partial-" in entry.name):
+            continue  # debris of an interrupted write
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, staging / entry.name,
+                            copy_function=link_or_copy, symlinks=True)
+        else:
+            link_or_copy(entry, staging / entry.name)
+
+
+def swap_into_place(staging, dest):
+    """Rename the finished folder `staging` to `dest`, replacing an old
+    `dest` (moved aside first, deleted after)."""
+    staging, dest = Path(staging), Path(dest)
+    old = None
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
+        os.replace(dest, old)
+    try:
+        os.replace(staging, dest)
+    except OSError:
+        if old is not None:
+            os.replace(old, dest)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_folder(preset_dir):
+    """Write a preset folder whole or not at all.
+
+    Yields a staging folder beside `preset_dir` (hidden:
+    `.<name>.staging-*`) that starts with the files `preset_dir` already
+    has; write into it. When the block ends normally the staging folder
+    replaces `preset_dir`; on an exception it is deleted. A process killed
+    mid-write leaves `preset_dir` exactly as it was, and a hidden
+    `.<name>.staging-*` folder beside it that nothing reads (delete it at
+    will). Nested calls for the same folder share the outer staging
+    folder.
+
+    The swap is two renames (the old folder aside, the new one in), so a
+    kill in the microseconds between them leaves the complete old folder
+    as `.<name>.old-*` rather than at `preset_dir`.
+    """
+    preset_dir = Path(preset_dir)
+    key = str(preset_dir.resolve())
+    active = _STAGING.get()
+    if key in active:
+        yield active[key]
+        return
+    preset_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=preset_dir.parent,
+                                    prefix=f".{preset_dir.name}.staging-"))
+    token = _STAGING.set({**active, key: staging})
+    try:
+        _prefill(preset_dir, staging)
+        yield staging
+        swap_into_place(staging, preset_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        _STAGING.reset(token)
 
 
 def _named_presets():

@@ -1,4 +1,9 @@
-"""Writing preset folders: each file lands whole or not at all."""
+"""Writing preset folders: the folder lands whole or not at all.
+
+`save_to_preset` writes into a staging folder beside the preset folder
+(`kzoo.presets.staged_folder`) that replaces it once every file is
+written: a process killed mid-save leaves the old preset as it was, never
+a new config beside old weights."""
 
 from pathlib import Path
 
@@ -24,12 +29,16 @@ def _weights_record(path):
 
 def write_backbone(backbone, preset_dir, metadata=None):
     preset_dir = Path(preset_dir)
-    preset_dir.mkdir(parents=True, exist_ok=True)
+    with presets.staged_folder(preset_dir) as staging:
+        _write_backbone(backbone, staging, preset_dir.name, metadata)
+
+
+def _write_backbone(backbone, preset_dir, name, metadata):
     write_json(preset_dir / "config.json", backbone.config_entry())
     weights = preset_dir / presets.BACKBONE_WEIGHTS
     backbone.save_weights_atomic(weights)
     fields = {
-        "name": preset_dir.name,
+        "name": name,
         "family": backbone.family,
         "class_name": type(backbone).__name__,
         "params": int(backbone.count_params()),
@@ -46,7 +55,12 @@ def write_backbone(backbone, preset_dir, metadata=None):
 
 def write_task(task, preset_dir, metadata=None):
     preset_dir = Path(preset_dir)
-    write_backbone(task.backbone, preset_dir, metadata)
+    with presets.staged_folder(preset_dir) as staging:
+        _write_task(task, staging, preset_dir.name, metadata)
+
+
+def _write_task(task, preset_dir, name, metadata):
+    _write_backbone(task.backbone, preset_dir, name, metadata)
     if task.preprocessor is not None:
         task.preprocessor.save_to_preset(preset_dir)
     write_json(preset_dir / "task.json", task.config_entry())
