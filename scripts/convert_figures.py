@@ -114,6 +114,9 @@ def base_figures():
 
         # The named preset, end to end, through a local hub.
         os.environ["KZOO_CACHE"] = str(tmp / "cache")
+        # huggingface_hub's cache too: the fake google-bert/bert-base-uncased
+        # must never reach the user's ~/.cache/huggingface.
+        os.environ["HF_HUB_CACHE"] = str(tmp / "hf_hub")
         hub = FakeHub(tmp / "hub")
         hub.add_repo("google-bert/bert-base-uncased", folder)
         os.environ["KZOO_HF_ENDPOINT"] = hub.endpoint
