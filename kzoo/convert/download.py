@@ -107,34 +107,50 @@ def _is_network_error(error):
         error, (ConnectionError, TimeoutError))
 
 
+class _Nowhere:
+    """A file for tqdm to draw into that keeps nothing."""
+
+    def write(self, text):
+        pass
+
+    def flush(self):
+        pass
+
+
 def progress_bar_class(label, verbose=True):
-    """A stand-in for the tqdm class huggingface_hub draws its bars with:
-    it draws kzoo's progress line instead (one line, stderr, KZOO_QUIET)."""
+    """The tqdm class huggingface_hub draws a file's bar with: its own
+    tqdm (so plain and Xet downloads find every method they call), drawing
+    kzoo's one progress line (stderr; quiet with KZOO_QUIET=1) instead."""
+    from huggingface_hub.utils import tqdm as hf_tqdm
 
-    class KzooProgressBar:
-        def __init__(self, *args, total=None, initial=0, **kwargs):
-            self.total = total
-            self.progress = Progress(total, label, unit="bytes",
-                                     verbose=verbose)
-            if initial:
-                self.progress.advance(initial)
+    class KzooProgressBar(hf_tqdm):
+        def __init__(self, *args, **kwargs):
+            self._line = None
+            kwargs.update(file=_Nowhere(), desc=label,
+                          disable=bool(kwargs.get("disable")) or not verbose)
+            super().__init__(*args, **kwargs)
+            if not self.disable:
+                self._line = Progress(self.total, label, unit="bytes")
+                self._sync()
 
-        def update(self, n=1):
-            # n < 0 when a server ignored a Range request and the
-            # download starts over.
-            self.progress.advance(n)
-            if self.total and self.progress.count >= self.total:
-                self.progress.done()
+        def _sync(self):
+            line = self._line
+            if line is not None:
+                line.total = self.total
+                if self.n != line.count:
+                    # n < count when a server ignored a Range request and
+                    # the download started over.
+                    line.advance(self.n - line.count)
+
+        def display(self, msg=None, pos=None):
+            self._sync()
+            return True
 
         def close(self):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, exc_type, *exc):
-            if exc_type is None:
-                self.progress.done()
+            if self._line is not None and not self.disable:
+                self._sync()
+                self._line.done()
+            super().close()
 
     return KzooProgressBar
 
@@ -208,10 +224,11 @@ class HubRepo:
         try:
             metadata = hf.get_hf_file_metadata(url, **self._common())
         except Exception as e:
-            self._raise_definitive(e, filename)
+            if not self._unreachable(e, filename):
+                raise
             # The hub cannot be reached: what huggingface_hub has cached
             # for this revision is as good (and is verified below).
-            self.unreachable = f"{type(e).__name__}: {e}"
+            self.unreachable = f"{type(e).__name__}: {_first_line(e)}"
             return self._from_cache(filename), None
         if not metadata.commit_hash:
             raise DownloadError(
@@ -237,8 +254,9 @@ class HubRepo:
                     cache_dir=self.cache, local_files_only=True,
                     dry_run=True, **self._common()).commit_hash
         except Exception as e:
-            self._raise_definitive(e, filename)
-            if isinstance(e, OSError) or _is_network_error(e):
+            if self._unreachable(e, filename) or isinstance(e, OSError):
+                # A connection lost for good, a size that does not match,
+                # a full disk: huggingface_hub kept nothing of the file.
                 raise DownloadError(
                     f"{self.url} ({filename}): {type(e).__name__}: "
                     f"{_first_line(e)}") from None
@@ -270,18 +288,19 @@ class HubRepo:
                 f"{self.repo}/{filename}@{revision} is not in "
                 f"huggingface_hub's cache ({self.cache}) and {why}") from None
 
-    def _raise_definitive(self, error, filename):
-        """Raise kzoo's error for a hub answer that settles it (no such
-        file, revision or repository; a gated repository; a server error).
-        Return for a network failure, which the cache may make up for."""
+    def _unreachable(self, error, filename):
+        """True for a failure to reach the hub (which huggingface_hub's
+        cache may make up for); kzoo's `DownloadError` raised for an answer
+        that settles it (no such file, revision or repository; a gated
+        repository; an HTTP error); False for anything else."""
         from huggingface_hub import errors
         where = f"{self.url}@{self.commit or self.revision}"
         if isinstance(error, (errors.OfflineModeIsEnabled,
                               errors.LocalEntryNotFoundError)):
-            return  # huggingface_hub could not reach the hub either
+            return True  # huggingface_hub could not reach the hub either
         if _is_network_error(error) and not isinstance(
                 error, errors.HfHubHTTPError):
-            return
+            return True
         if isinstance(error, errors.EntryNotFoundError):
             raise RemoteFileMissing(f"{where} has no file {filename}.") \
                 from None
@@ -302,11 +321,14 @@ class HubRepo:
         if isinstance(error, errors.HfHubHTTPError):
             status = getattr(getattr(error, "response", None),
                              "status_code", None)
+            if status is not None and (status >= 500 or status == 429):
+                return True  # the hub is down or busy: as if unreachable
             hint = (" (a private or gated repository? set HF_TOKEN)"
                     if status in (401, 403) else "")
             raise DownloadError(
                 f"{where} ({filename}): HTTP {status}{hint}: "
                 f"{_first_line(error)}") from None
+        return False
 
     def _verify(self, path, filename, sha256, size, stated):
         label = f"{self.repo}/{filename}"

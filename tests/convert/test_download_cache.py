@@ -321,3 +321,22 @@ def test_named_preset_rejects_a_checkpoint_of_another_shape(hub, hf_repo):
     with pytest.raises(ConversionError, match="does not match the preset"):
         kzoo.BertBackbone.from_preset("bert_base")
     assert _cache_is_empty()
+
+
+def test_progress_bar_takes_what_huggingface_hub_calls(capsys):
+    """huggingface_hub's Xet downloads (no loopback hub serves those) call
+    more of tqdm than plain ones: the bar kzoo hands over is a tqdm."""
+    from kzoo.convert.download import progress_bar_class
+    bar = progress_bar_class("Downloading org/name/model.safetensors")(
+        total=100, initial=10, unit="B", unit_scale=True, desc="ignored",
+        bar_format="{l_bar}{bar}", name="huggingface_hub.xet_get")
+    bar.set_postfix_str("1 MB/s", refresh=False)
+    bar.set_description("ignored too", refresh=False)
+    assert "rate" in bar.format_dict
+    bar.total = 200
+    bar.update(90)
+    bar.refresh()
+    bar.close()
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1].startswith("Downloading org/name/model.safetensors")
+    assert "100B/200B" in lines[-1]
