@@ -218,7 +218,9 @@ _STAGING = contextvars.ContextVar("kzoo_preset_staging", default={})
 def _prefill(source, staging):
     """Give `staging` the files `source` has (hard links where the file
     system allows, else copies): saving into an existing preset folder
-    replaces the files it writes and keeps the others."""
+    replaces the files it writes and keeps the others. Writers must
+    replace a file (`kzoo.utils.files.atomic_write`), never modify one in
+    place, which would change the old preset's file through the link."""
     if not source.is_dir():
         return
     def link_or_copy(src, dest):
@@ -244,7 +246,8 @@ def swap_into_place(staging, dest):
     staging, dest = Path(staging), Path(dest)
     old = None
     if dest.exists():
-        old = dest.with_name(f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
+        old = dest.with_name(
+            f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
         os.replace(dest, old)
     try:
         os.replace(staging, dest)

@@ -283,7 +283,8 @@ class HubRepo:
                 **self._common())
         except (errors.EntryNotFoundError, FileNotFoundError):
             why = (f"{self.offline} is set" if self.offline else
-                   f"{self.endpoint} could not be reached ({self.unreachable})")
+                   f"{self.endpoint} could not be reached "
+                   f"({self.unreachable})")
             raise NotCached(
                 f"{self.repo}/{filename}@{revision} is not in "
                 f"huggingface_hub's cache ({self.cache}) and {why}") from None

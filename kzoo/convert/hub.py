@@ -210,7 +210,7 @@ def _fetch_checkpoint(hub, folder):
             if get(TORCH_BIN_INDEX, required=False):
                 _get_shards(folder / TORCH_BIN_INDEX, get)
             else:
-                where = (f"huggingface_hub's cache holds none of"
+                where = ("huggingface_hub's cache holds none of"
                          if hub.offline or hub.unreachable else "has no")
                 raise FileUnavailable(
                     f"{hub.repo}@{hub.commit or hub.revision} {where} "
