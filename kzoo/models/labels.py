@@ -20,6 +20,10 @@ their own (`task.compile(loss=...)`) may feed labels that loss expects
 alone.
 
 Sample weights get the same treatment: finite and >= 0, one per example.
+And what `fit`/`evaluate`/`predict` are asked besides the values
+(`check_fit_call`, `check_dataset`): labels present when the loss needs
+them, a positive batch size and epoch count, a dataset that is batched and
+holds text, all raised before Keras starts its loop.
 """
 
 import contextlib
@@ -89,16 +93,21 @@ class LabelSpec:
             raise LabelError(self.message(
                 owner, f"{self.noun}[{where}] is {_scalar(values[index])}"))
 
-    def graph_check(self, y, owner):
-        """`y` with a per-batch assertion attached (inside `tf.data`)."""
-        if y.dtype == tf.string:
+    def check_tensor_spec(self, spec, owner):
+        """The dtype and shape of a dataset's labels (`tf.TensorSpec`),
+        checked when the pipeline is built, outside any graph."""
+        if spec.dtype == tf.string:
             raise LabelError(
-                f"{owner}: labels must be {self.expected}; the "
-                "tf.data.Dataset holds text labels. Map them to numbers "
-                "first (e.g. with a tf.lookup.StaticHashTable).")
-        problem = self.check_shape(tuple(y.shape))
+                f"{owner}: {self.noun} must be {self.expected}; the "
+                "tf.data.Dataset holds text. Map them to numbers first "
+                "(e.g. with a tf.lookup.StaticHashTable).")
+        problem = self.check_shape(tuple(spec.shape))
         if problem:
             raise LabelError(f"{owner}: {problem} (in the tf.data.Dataset)")
+
+    def graph_check(self, y, owner):
+        """`y` with a per-batch assertion attached (inside `tf.data`);
+        `check_tensor_spec` has checked its dtype and shape."""
         values = tf.cast(y, tf.float64)
         bad = tf.logical_not(self.valid(values, _TF))
         flat_bad = tf.reshape(bad, [-1])
@@ -303,32 +312,87 @@ def check_in_memory(task, x, y=None, sample_weight=None):
                 f"{owner}: {count} examples in x but {length} entries in "
                 f"{what}; pass one per example.")
     spec = active_spec(task)
-    if spec is not None and y is not None and not isinstance(y, dict):
+    if spec is not None and isinstance(y, dict):
+        raise LabelError(
+            f"{owner}: labels must be {spec.expected}; got a dict with keys "
+            f"{sorted(y)}. Pass the labels as one array.")
+    if spec is not None and y is not None:
         spec.check(y, owner)
     if sample_weight is not None and not isinstance(sample_weight, dict):
         WEIGHTS.check(sample_weight, owner)
 
 
 def check_dataset(task, dataset):
-    """`dataset` with its labels (and sample weights) checked per batch;
-    unchanged when its elements carry none."""
-    spec = active_spec(task)
-    structure = dataset.element_spec
-    if not isinstance(structure, tuple) or len(structure) < 2:
-        return dataset
+    """`dataset` checked as far as its structure tells (batched text, labels
+    of the right dtype and shape: errors now, before `fit` starts), with
+    its labels and sample weights then checked per batch."""
     owner = type(task).__name__
-    checks = {1: spec, 2: WEIGHTS}
+    structure = dataset.element_spec
+    elements = structure if isinstance(structure, tuple) else (structure,)
+    _check_dataset_text(owner, elements[0])
+    if len(elements) < 2:
+        return dataset
+    checks = {1: active_spec(task), 2: WEIGHTS}
+    for position, rule in list(checks.items()):
+        spec = elements[position] if position < len(elements) else None
+        if rule is None or not isinstance(spec, tf.TensorSpec):
+            del checks[position]  # absent, None or a dict: left to Keras
+        else:
+            rule.check_tensor_spec(spec, owner)
+    if not checks:
+        return dataset
 
     def check(*element):
         element = list(element)
         for position, rule in checks.items():
-            if rule is not None and position < len(element) and \
-                    tf.is_tensor(element[position]):
-                element[position] = rule.graph_check(element[position],
-                                                     owner)
+            element[position] = rule.graph_check(element[position], owner)
         return tuple(element)
 
     return dataset.map(check)
+
+
+def _check_dataset_text(owner, spec):
+    """Raw text in a dataset: batched tf.string (one tensor, or a tuple of
+    them for pairs)."""
+    for part in (spec if isinstance(spec, tuple) else (spec,)):
+        if not isinstance(part, (tf.TensorSpec, tf.RaggedTensorSpec)):
+            continue
+        if part.dtype != tf.string:
+            raise ValueError(
+                f"{owner}: the tf.data.Dataset must hold raw text (tf.string)"
+                f" as x, since the task has a preprocessor; it holds "
+                f"{part.dtype.name}. Pass the text, or build the task with "
+                "preprocessor=None to feed token-id dicts.")
+        if part.shape.rank == 0:
+            raise ValueError(
+                f"{owner}: the tf.data.Dataset is not batched (its x is one "
+                "string per element); call `.batch(batch_size)` on it.")
+
+
+def check_fit_call(task, method, x, y, batch_size=None, epochs=None):
+    """What `fit`/`evaluate`/`predict` are asked, besides the data's
+    values: labels given when the loss needs them (not for `predict`), a
+    usable batch size and epoch count."""
+    owner = f"{type(task).__name__}.{method}"
+    spec = active_spec(task) if method != "predict" else None
+    if spec is not None and y is None:
+        if isinstance(x, tf.data.Dataset):
+            structure = x.element_spec
+            if not (isinstance(structure, tuple) and len(structure) >= 2):
+                raise LabelError(
+                    f"{owner}: the tf.data.Dataset holds no labels; its "
+                    f"elements must be (x, labels), labels being "
+                    f"{spec.expected}.")
+        elif x is None or isinstance(x, (list, tuple, np.ndarray, str,
+                                         dict)):
+            raise LabelError(
+                f"{owner} needs labels: pass y, {spec.expected}.")
+    for name, value in (("batch_size", batch_size), ("epochs", epochs)):
+        if value is not None and (isinstance(value, bool) or not isinstance(
+                value, (int, np.integer)) or value < 1):
+            raise ValueError(
+                f"{owner}: {name} must be a positive integer; got "
+                f"{value!r} ({type(value).__name__}).")
 
 
 @contextlib.contextmanager

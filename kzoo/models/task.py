@@ -170,6 +170,8 @@ class Task(CheckedArguments, keras.Model):
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
         self._ensure_compiled()
+        labels.check_fit_call(self, "fit", x, y, batch_size,
+                              kwargs.get("epochs"))
         dataset = self._make_dataset(x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None and self.preprocessor is not None:
             if not isinstance(validation_data, tf.data.Dataset):
@@ -181,13 +183,14 @@ class Task(CheckedArguments, keras.Model):
                 *validation_data, batch_size=batch_size)
         self._plan_learning_rate(dataset if dataset is not None else x,
                                  batch_size, kwargs)
-        if dataset is None:
-            return super().fit(x, y, batch_size=batch_size,
-                               sample_weight=sample_weight,
-                               validation_data=validation_data,
-                               shuffle=shuffle, **kwargs)
-        # Shuffling happened in _make_dataset (a Dataset ignores `shuffle`).
         with labels.reraise_label_errors():
+            if dataset is None:
+                return super().fit(x, y, batch_size=batch_size,
+                                   sample_weight=sample_weight,
+                                   validation_data=validation_data,
+                                   shuffle=shuffle, **kwargs)
+            # Shuffling happened in _make_dataset (a Dataset ignores
+            # `shuffle`).
             return super().fit(dataset, validation_data=validation_data,
                                shuffle=False, **kwargs)
 
@@ -211,14 +214,17 @@ class Task(CheckedArguments, keras.Model):
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
         self._ensure_compiled()
+        labels.check_fit_call(self, "evaluate", x, y, batch_size)
         dataset = self._make_dataset(x, y, sample_weight, batch_size)
-        if dataset is None:
-            return super().evaluate(x, y, batch_size=batch_size,
-                                    sample_weight=sample_weight, **kwargs)
         with labels.reraise_label_errors():
+            if dataset is None:
+                return super().evaluate(x, y, batch_size=batch_size,
+                                        sample_weight=sample_weight,
+                                        **kwargs)
             return super().evaluate(dataset, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
+        labels.check_fit_call(self, "predict", x, None, batch_size)
         dataset = self._make_dataset(x, batch_size=batch_size)
         if dataset is None:
             return super().predict(x, batch_size=batch_size, **kwargs)

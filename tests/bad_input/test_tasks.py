@@ -64,22 +64,22 @@ def label_cases():
         spec = task.label_spec()
         if spec is None:
             continue
-        for name, labels, phrase in spec.bad_examples(N):
-            cases.append(pytest.param(cls, kwargs, labels, phrase,
+        for name, bad, phrase in spec.bad_examples(N):
+            cases.append(pytest.param(cls, kwargs, bad, phrase,
                                       id=f"{variant_id(cls, kwargs)}-{name}"))
     return cases
 
 
-@pytest.mark.parametrize("cls,kwargs,labels,phrase", label_cases())
-def test_bad_labels_in_memory(cls, kwargs, labels, phrase):
+@pytest.mark.parametrize("cls,kwargs,bad,phrase", label_cases())
+def test_bad_labels_in_memory(cls, kwargs, bad, phrase):
     task = build(cls, kwargs)
     x = example_texts(cls.preprocessor_cls, N)
     with pytest.raises(LabelError, match=phrase) as error:
-        task.fit(x, labels, verbose=0)
+        task.fit(x, bad, verbose=0)
     assert str(error.value).startswith(f"{cls.__name__}: ")
-    # The same labels are refused by evaluate and as validation data.
+    # The same labels are refused by evaluate.
     with pytest.raises(LabelError, match=phrase):
-        task.evaluate(x, labels, verbose=0)
+        task.evaluate(x, bad, verbose=0)
 
 
 def dataset_cases():
@@ -87,23 +87,36 @@ def dataset_cases():
     for cls, kwargs in task_variants():
         spec = build(cls, kwargs).label_spec()
         if spec is not None:
-            name, labels, phrase = next(
+            _, bad, _ = next(
                 case for case in spec.bad_examples(N)
                 if "nan" in case[0] or "large" in case[0] or "2" in case[0])
-            cases.append(pytest.param(cls, kwargs, labels, id=variant_id(
-                cls, kwargs)))
+            cases.append(pytest.param(cls, kwargs, bad,
+                                      id=variant_id(cls, kwargs)))
     return cases
 
 
-@pytest.mark.parametrize("cls,kwargs,labels", dataset_cases())
-def test_bad_labels_in_a_dataset(cls, kwargs, labels):
+@pytest.mark.parametrize("cls,kwargs,bad", dataset_cases())
+def test_bad_labels_in_a_dataset(cls, kwargs, bad):
     """Inside tf.data the labels are checked per batch, with the same
-    message; evaluate raises it as a LabelError."""
+    message, raised as a LabelError (the task's data pipeline, iterated
+    here without Keras; fit and evaluate run it below)."""
     task = build(cls, kwargs)
     x = example_texts(cls.preprocessor_cls, N)
-    dataset = tf.data.Dataset.from_tensor_slices((x, labels)).batch(N)
+    dataset = tf.data.Dataset.from_tensor_slices((x, bad)).batch(N)
     with pytest.raises(LabelError, match=rf"{cls.__name__}: labels must be "
                        r".*a batch of the tf.data.Dataset holds"):
+        with labels.reraise_label_errors():
+            for _ in labels.check_dataset(task, dataset):
+                pass
+
+
+def test_evaluate_on_a_dataset_with_a_nan_target():
+    task = shared_task(kzoo.BertTextClassifier, num_classes=1,
+                       problem_type="regression")
+    x = example_texts(kzoo.BertPreprocessor, N)
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (x, [0.5, np.nan, 1.0])).batch(2)
+    with pytest.raises(LabelError, match="regression targets.*holds nan"):
         task.evaluate(dataset, verbose=0)
 
 
@@ -268,3 +281,100 @@ def test_bad_classifier_arguments(num_classes, problem_type, phrase):
         kzoo.BertTextClassifier(shared_backbone(kzoo.BertBackbone),
                                 num_classes=num_classes,
                                 problem_type=problem_type)
+
+
+# ----------------------------------------------------------------------
+# What fit/evaluate/predict are asked
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("cls,kwargs", [
+    pytest.param(cls, kwargs, id=variant_id(cls, kwargs))
+    for cls, kwargs in task_variants()
+    if build(cls, kwargs).label_spec() is not None])
+def test_fit_without_labels(cls, kwargs):
+    task = build(cls, kwargs)
+    x = example_texts(cls.preprocessor_cls, N)
+    with pytest.raises(LabelError, match=rf"{cls.__name__}.fit needs labels"):
+        task.fit(x, verbose=0)
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (x,) if isinstance(x, tuple) else x).batch(N)
+    with pytest.raises(LabelError, match="the tf.data.Dataset holds no "
+                                         "labels"):
+        task.evaluate(dataset, verbose=0)
+
+
+@pytest.mark.parametrize("method", ["fit", "evaluate", "predict"])
+@pytest.mark.parametrize("batch_size", [0, -1, 1.5, "8"],
+                         ids=["zero", "negative", "a_float", "a_string"])
+def test_bad_batch_size(bert_classifier, method, batch_size):
+    x = example_texts(kzoo.BertPreprocessor, N)
+    args = (x,) if method == "predict" else (x, [0, 1, 2])
+    with pytest.raises(ValueError, match=rf"{method}: batch_size must be a "
+                                         "positive integer"):
+        getattr(bert_classifier, method)(*args, batch_size=batch_size,
+                                         verbose=0)
+
+
+@pytest.mark.parametrize("epochs", [0, -1, 2.5])
+def test_bad_epochs(bert_classifier, epochs):
+    with pytest.raises(ValueError, match="epochs must be a positive integer"):
+        bert_classifier.fit(example_texts(kzoo.BertPreprocessor, N),
+                            [0, 1, 2], epochs=epochs, verbose=0)
+
+
+def test_labels_as_a_dict(bert_classifier):
+    with pytest.raises(LabelError, match=r"got a dict with keys \['label'\]"):
+        bert_classifier.fit(example_texts(kzoo.BertPreprocessor, N),
+                            {"label": [0, 1, 2]}, verbose=0)
+
+
+@pytest.mark.parametrize("make,phrase", [
+    (lambda x: tf.data.Dataset.from_tensor_slices((x, [0, 1, 2])),
+     r"not batched.*\.batch\(batch_size\)"),
+    (lambda x: tf.data.Dataset.from_tensor_slices(([1, 2, 3], [0, 1, 2]))
+     .batch(2), r"must hold raw text \(tf.string\).*int32"),
+    (lambda x: tf.data.Dataset.from_tensor_slices((x, x)).batch(2),
+     "labels must be class ids.*holds text"),
+    (lambda x: tf.data.Dataset.from_tensor_slices(
+        (x, np.eye(3, dtype="float32"))).batch(2), "one-hot"),
+], ids=["unbatched", "token_ids_not_text", "text_labels_or_pairs",
+        "one_hot_labels"])
+def test_bad_dataset_structure(bert_classifier, make, phrase):
+    """Found from the dataset's structure, before fit starts."""
+    dataset = make(example_texts(kzoo.BertPreprocessor, N))
+    with pytest.raises(ValueError, match=phrase):
+        bert_classifier.fit(dataset, verbose=0)
+
+
+def test_model_still_works_after_a_label_error_mid_fit(bert_classifier):
+    """The bad label is found inside fit's loop (second batch); the model
+    keeps working (on JAX, Keras takes the weights out of the model during
+    an epoch and must put them back)."""
+    x = example_texts(kzoo.BertPreprocessor, N)
+    before = bert_classifier.predict(x, verbose=0)
+    dataset = tf.data.Dataset.from_tensor_slices((x, [0, 1, 5])).batch(2)
+    with pytest.raises(LabelError, match="holds 5"):
+        bert_classifier.fit(dataset, verbose=0)
+    after = bert_classifier.predict(x, verbose=0)
+    assert np.all(np.isfinite(np.asarray(after)))
+    assert np.asarray(after).shape == np.asarray(before).shape
+
+
+@pytest.mark.parametrize("bad,phrase", [
+    (None, "is None"), ([], "empty batch"), (5, r"got 5 \(int\)")],
+    ids=["none", "empty", "an_int"])
+def test_embed_and_fill_mask_bad_text(bad, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        shared_task(kzoo.BertTextEmbedder).embed(bad)
+    with pytest.raises(ValueError, match=phrase):
+        shared_task(kzoo.BertMaskedLM).fill_mask(bad)
+
+
+@pytest.mark.parametrize("top_k", [0, -1, 2.5])
+def test_fill_mask_bad_top_k(top_k):
+    with pytest.raises(ValueError, match="top_k must be a positive integer"):
+        shared_task(kzoo.BertMaskedLM).fill_mask(["a [MASK] b"], top_k=top_k)
+
+
+def test_fill_mask_without_a_mask():
+    with pytest.raises(ValueError, match=r'needs at least one "\[MASK\]"'):
+        shared_task(kzoo.BertMaskedLM).fill_mask(["no mask here"])

@@ -67,7 +67,15 @@ class BertMaskedLM(Task):
         """
         if self.preprocessor is None:
             raise ValueError("fill_mask needs the task's preprocessor.")
-        texts = [texts] if isinstance(texts, str) else list(texts)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or \
+                top_k < 1:
+            raise ValueError(
+                f"fill_mask: top_k must be a positive integer (candidates "
+                f"per [MASK]); got {top_k!r} ({type(top_k).__name__}).")
+        if isinstance(texts, str):
+            texts = [texts]
+        elif isinstance(texts, tuple) or hasattr(texts, "__next__"):
+            texts = list(texts)
         packed = self.preprocessor.pack(texts)
         packed = {k: keras.ops.convert_to_numpy(v) for k, v in packed.items()}
         mask_id = self.preprocessor.tokenizer.mask_token_id

@@ -121,8 +121,11 @@ class BertTextEmbedder(Task):
         shape `(len(texts), hidden_dim)`."""
         if isinstance(texts, str):
             texts = [texts]
+        elif isinstance(texts, tuple) or _is_iterator(texts):
+            texts = list(texts)  # a tuple here is texts, not a pair
+        # Anything else goes to the preprocessor's checks as it is.
         return keras.ops.convert_to_numpy(
-            self.predict(list(texts), batch_size=batch_size, verbose=0))
+            self.predict(texts, batch_size=batch_size, verbose=0))
 
     def similarity(self, texts_a, texts_b, batch_size=32):
         """Cosine similarities, `(len(texts_a), len(texts_b))`."""
@@ -134,3 +137,7 @@ class BertTextEmbedder(Task):
             b = b / keras.ops.convert_to_numpy(
                 keras.ops.norm(b, axis=-1, keepdims=True))
         return a @ b.T
+
+
+def _is_iterator(value):
+    return hasattr(value, "__next__")
