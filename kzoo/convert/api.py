@@ -12,6 +12,7 @@ from kzoo.convert.checkpoint import HFCheckpoint
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import quiet
 from kzoo.convert.safetensors import save_file
+from kzoo.models.arguments import ArgumentError, config_source
 from kzoo.utils.files import write_json
 
 
@@ -107,7 +108,15 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
                         expected_config, checkpoint)
     # The config is checked as the model is built, and every tensor's name
     # and shape (headers only) before any tensor data is read.
-    model = converter.build(task_name, checkpoint.config, checkpoint)
+    source = config_source(
+        f"the checkpoint's config.json, {checkpoint.path / 'config.json'}",
+        fix=f"That config.json is damaged or not a {checkpoint.model_type} "
+            "config: kzoo's {argument} is read from one of its fields.")
+    try:
+        with source:
+            model = converter.build(task_name, checkpoint.config, checkpoint)
+    except ArgumentError as e:
+        raise ConversionError(str(e)) from None
     report = ConversionReport(checkpoint.tensors.description,
                               checkpoint.model_type, type(model).__name__)
     tokenizer = converter.write_tokenizer(checkpoint, staging, report)

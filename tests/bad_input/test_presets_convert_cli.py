@@ -96,6 +96,15 @@ def test_hf_reference_offline_with_nothing_cached(monkeypatch):
 # ----------------------------------------------------------------------
 # Conversion
 # ----------------------------------------------------------------------
+BERT_CONFIG = {
+    "model_type": "bert", "architectures": ["BertModel"], "vocab_size": 100,
+    "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+    "intermediate_size": 32, "max_position_embeddings": 64,
+    "type_vocab_size": 2, "hidden_act": "gelu", "layer_norm_eps": 1e-12,
+    "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+    "initializer_range": 0.02}
+
+
 def hf_folder(tmp_path, config=None, weights=True):
     folder = tmp_path / "hf"
     folder.mkdir()
@@ -119,8 +128,14 @@ def hf_folder(tmp_path, config=None, weights=True):
      r"unheard_of"),
     (lambda t: hf_folder(t, {"model_type": "bert"}, weights=False),
      "holds no weights|no weights"),
+    (lambda t: hf_folder(t, {**BERT_CONFIG, "num_hidden_layers": -2}),
+     r"num_layers must be a positive integer; got -2.*from the checkpoint's "
+     r"config.json"),
+    (lambda t: hf_folder(t, {**BERT_CONFIG, "num_attention_heads": 3}),
+     "not divisible by num_attention_heads"),
 ], ids=["missing_folder", "no_config", "corrupt_config",
-        "unknown_model_type", "no_weights"])
+        "unknown_model_type", "no_weights", "negative_layers",
+        "heads_do_not_divide"])
 def test_hf_to_preset_bad_folder(make, phrase, tmp_path):
     with pytest.raises(ConversionError, match=phrase):
         hf_to_preset(make(tmp_path), tmp_path / "out", verbose=False)
