@@ -187,6 +187,17 @@ class Optional(Constraint):
         return value is None or self.inner.accepts(value)
 
 
+class Boolean(Constraint):
+    """True or False (not "yes", not 1: `bool("no")` is True)."""
+
+    expected = "True or False"
+    bad_examples = ("yes", 1, None)
+
+    def accepts(self, value):
+        return isinstance(value, (bool, np.bool_))
+
+
+BOOLEAN = Boolean()
 POSITIVE_INT = Integer(minimum=1)
 NON_NEGATIVE_INT = Integer(minimum=0)
 FRACTION = Real(0.0, 1.0, high_open=True,

@@ -9,6 +9,7 @@ import keras
 
 from kzoo.layers import MaskedLMHead
 from kzoo.models import classification, labels
+from kzoo.models.arguments import FRACTION, Optional
 from kzoo.models.classification import SINGLE_LABEL, check_problem_type
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
@@ -78,6 +79,9 @@ class SequenceClassifier(Task):
     """
 
     classifier_use_bias = True
+    # Checked before __init__ (kzoo.models.arguments); num_classes and
+    # problem_type by check_problem_type, whose messages say more.
+    argument_spec = {"dropout": Optional(FRACTION)}
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
                  problem_type=SINGLE_LABEL, **kwargs):

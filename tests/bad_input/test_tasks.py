@@ -378,3 +378,23 @@ def test_fill_mask_bad_top_k(top_k):
 def test_fill_mask_without_a_mask():
     with pytest.raises(ValueError, match=r'needs at least one "\[MASK\]"'):
         shared_task(kzoo.BertMaskedLM).fill_mask(["no mask here"])
+
+
+def task_spec_cases():
+    cases = []
+    for cls in TASKS:
+        parameters = inspect.signature(cls.__init__).parameters
+        for name, constraint in cls.argument_spec.items():
+            if name in parameters:
+                cases += [pytest.param(cls, name, bad,
+                                       id=f"{cls.__name__}-{name}={bad!r}")
+                          for bad in constraint.bad_examples]
+    return cases
+
+
+@pytest.mark.parametrize("cls,argument,bad", task_spec_cases())
+def test_bad_task_argument(cls, argument, bad):
+    """Each task's declared `argument_spec`, checked before it is built."""
+    kwargs = {**required_arguments(cls), argument: bad}
+    with pytest.raises(ArgumentError, match=rf"{cls.__name__}: .*{argument}"):
+        cls(shared_backbone(cls.backbone_cls), **kwargs)

@@ -7,6 +7,7 @@ from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.task_wiring import task_inputs
 from kzoo.models.bert.preprocessor import BertPreprocessor
 from kzoo.models import labels
+from kzoo.models.arguments import BOOLEAN, OneOf
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.training import default_optimizer
@@ -85,6 +86,8 @@ class BertTextEmbedder(Task):
 
     backbone_cls = BertBackbone
     preprocessor_cls = BertPreprocessor
+    argument_spec = {"pooling": OneOf(POOLING_MODES, noun="pooling mode"),
+                     "normalize": BOOLEAN}
 
     def __init__(self, backbone, preprocessor=None, pooling="mean",
                  normalize=True, **kwargs):
