@@ -34,11 +34,27 @@ def _seed():
     yield
 
 
+# What the suite itself reads (run_tests.sh, the MiniLM opt-out); every
+# other KZOO_* variable changes what kzoo does (cache, hub endpoint,
+# offline mode, retries, quiet output) and is the test's to set.
+_TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_SKIP_MINILM")
+# huggingface_hub's equivalents (kzoo fetches through it).
+_HUB_VARIABLES = ("HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_HOME",
+                  "HF_HUB_CACHE", "HF_HUB_DISABLE_PROGRESS_BARS")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """No test reads or writes the user's ~/.cache/kzoo."""
+def _isolated_environment(tmp_path_factory, monkeypatch):
+    """No test sees the developer's KZOO_*/HF_* settings, or reads or
+    writes the user's ~/.cache/kzoo or ~/.cache/huggingface: each test gets
+    fresh, empty caches."""
+    for name in list(os.environ):
+        if (name.startswith("KZOO_") and name not in _TEST_CONTROLS) or \
+                name in _HUB_VARIABLES:
+            monkeypatch.delenv(name)
     monkeypatch.setenv("KZOO_CACHE",
                        str(tmp_path_factory.mktemp("kzoo_cache")))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hf_hub")))
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,8 @@
 """Small GPT-2 models for the GPT-2 and generation tests: kzoo models and
-(when `transformers` is importable) the Hugging Face model with the very
+and the Hugging Face model (transformers, a test dependency) with the very
 same weights."""
 
 import numpy as np
-import pytest
 
 import kzoo
 
@@ -35,8 +34,8 @@ def tiny_causal_lm(preprocessor=None, **overrides):
 def hf_pair(name, seed=0):
     """`(transformers GPT2LMHeadModel, kzoo GPT2CausalLM)` with identical
     random weights (no dropout)."""
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
+    import transformers
+    import torch
     from kzoo.convert.gpt2 import GPT2Converter
     transformers.logging.set_verbosity_error()
     config = transformers.GPT2Config(

@@ -15,6 +15,7 @@ def test_presets_command_lists_bert_presets(capsys):
     assert "alias: bert_base" in out
 
 
+@pytest.mark.once  # the tasks it runs are tested on every backend
 def test_demo_quick_runs_every_stage(capsys):
     assert cli.main(["demo", "--quick", "--sequence-length", "32"]) == 0
     out = capsys.readouterr().out

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Building and reading the wheel does not depend on the backend.
+pytestmark = pytest.mark.once
+
 REPO = Path(__file__).resolve().parent.parent
 PRESET_FILES = ("config.json", "metadata.json", "tokenizer.json")
 

@@ -16,8 +16,6 @@ from kzoo.convert.safetensors import SafetensorsError, load_file, save_file
 
 from convert_helpers import files_under, make_hf_bert, save_hf
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")

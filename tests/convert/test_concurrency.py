@@ -27,6 +27,10 @@ from kzoo.utils.files import sha256_of
 
 from convert_helpers import FakeHub, make_hf_bert, named_style_preset, save_hf
 
+# Fetching, locking and staging preset folders do not depend on the
+# backend (conversion numerics are checked per backend in test_bert_parity).
+pytestmark = pytest.mark.once
+
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "kzoo-test/tiny-bert-concurrent"
 
@@ -125,7 +129,6 @@ def _waiting(children):
 
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
-    pytest.importorskip("transformers")
     folder = save_hf(make_hf_bert("BertModel", "odd20"), tmp_path / "hf")
     hub = FakeHub(tmp_path / "hub")
     hub.add_repo(REPO, folder)

@@ -23,8 +23,10 @@ from convert_helpers import (
     FakeHub, files_under, hf_outputs, kzoo_outputs, make_hf_bert,
     max_abs_differences, named_style_preset, random_inputs, save_hf)
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+# Downloads and the cache do not depend on the backend (conversion
+# numerics are checked per backend in test_bert_parity).
+pytestmark = pytest.mark.once
+
 
 REPO = "kzoo-test/tiny-bert"
 

@@ -74,8 +74,8 @@ def ours(embedder):
 @pytest.fixture(scope="module")
 def reference(folder):
     """transformers' BertModel and tokenizer on the same folder."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    import torch
+    import transformers
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
     model = transformers.BertModel.from_pretrained(
         str(folder), attn_implementation="eager").eval()
@@ -127,7 +127,7 @@ def test_embeddings_match_transformers_mean_pooling(ours, reference):
 
 
 def test_embeddings_match_sentence_transformers(ours, folder):
-    sentence_transformers = pytest.importorskip("sentence_transformers")
+    import sentence_transformers
     model = sentence_transformers.SentenceTransformer(str(folder),
                                                       device="cpu")
     theirs = model.encode(SENTENCES, convert_to_numpy=True)
@@ -160,6 +160,6 @@ def test_sentence_transformers_folder_and_export(folder, ours, tmp_path):
 
     out = kzoo.convert.export_hf(embedder, tmp_path / "st", verbose=False)
     assert (out / "modules.json").is_file()
-    sentence_transformers = pytest.importorskip("sentence_transformers")
+    import sentence_transformers
     model = sentence_transformers.SentenceTransformer(str(out), device="cpu")
     np.testing.assert_allclose(model.encode(SENTENCES), ours, atol=1e-5)

@@ -17,7 +17,7 @@ from convert_helpers import make_hf_bert, save_hf, write_vocab
 
 
 def test_round_trip_matches_the_reference_library(tmp_path):
-    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    import safetensors.numpy as safetensors_numpy
     rng = np.random.default_rng(0)
     tensors = {
         "f32": rng.normal(size=(3, 5)).astype("float32"),
@@ -41,8 +41,8 @@ def test_round_trip_matches_the_reference_library(tmp_path):
 
 
 def test_bfloat16_is_read_as_float32(tmp_path):
-    torch = pytest.importorskip("torch")
-    safetensors_torch = pytest.importorskip("safetensors.torch")
+    import torch
+    import safetensors.torch as safetensors_torch
     value = torch.randn(4, 3).to(torch.bfloat16)
     safetensors_torch.save_file({"w": value}, str(tmp_path / "bf16.safetensors"))
     with SafetensorsFile(tmp_path / "bf16.safetensors") as f:
@@ -80,8 +80,8 @@ def test_inconsistent_headers_are_refused_at_open(tmp_path, header,
 
 
 def test_unreadable_dtypes_are_named_at_open(tmp_path):
-    torch = pytest.importorskip("torch")
-    safetensors_torch = pytest.importorskip("safetensors.torch")
+    import torch
+    import safetensors.torch as safetensors_torch
     path = tmp_path / "f8.safetensors"
     safetensors_torch.save_file(
         {"ok": torch.zeros(2),
@@ -117,7 +117,6 @@ def test_non_contiguous_arrays_are_written_by_value(tmp_path):
 
 @pytest.fixture(scope="module")
 def hf_folder(tmp_path_factory):
-    pytest.importorskip("transformers")
     folder = tmp_path_factory.mktemp("tok") / "bert"
     save_hf(make_hf_bert("BertModel", "odd20"), folder, vocab=False)
     return folder

@@ -64,8 +64,6 @@ def test_variables_sharded_as_the_layout_map_says(mesh_report):
 
 
 def test_generation_under_data_parallel(mesh_report):
-    if "causal_lm" not in mesh_report:
-        pytest.skip("GPT-2 generation has not landed")
     assert mesh_report["causal_lm"]["generate"] == {"greedy": True}
 
 

@@ -12,22 +12,14 @@ from kzoo.distribution.launch import Plan, build_parser
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
 from kzoo.distribution.tf_strategy import tpu_address
 
+from text_testing import registered_backbones, tiny_backbone
+
 
 def mesh(shape=(2, 4), names=("batch", "model")):
     count = shape[0] * shape[1]
     return keras.distribution.DeviceMesh(
         shape=shape, axis_names=names,
         devices=[f"cpu:{i}" for i in range(count)])
-
-
-def backbone_classes():
-    classes = [kzoo.BertBackbone]
-    try:
-        from kzoo.models.gpt2 import GPT2Backbone
-        classes.append(GPT2Backbone)
-    except ImportError:
-        pass
-    return classes
 
 
 def tiny(backbone_cls):
@@ -53,14 +45,20 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("backbone_cls", backbone_classes(),
-                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("backbone_cls", registered_backbones())
 def test_every_family_has_a_megatron_layout(backbone_cls):
-    backbone = tiny(backbone_cls)
+    backbone = tiny_backbone(backbone_cls)
     layout_map = backbone_cls.get_layout_map(mesh())
     paths = {w.path: len(w.shape) for w in backbone.weights}
+    # The shared layers' weights, wherever a family uses them.
     for path, axes in EXPECTED.items():
-        assert expected_axes(layout_map, path, paths[path]) == axes, path
+        if path in paths:
+            assert expected_axes(layout_map, path, paths[path]) == axes, path
+    # Every kernel of every block is split over the model axis.
+    for path, rank in paths.items():
+        if path.startswith("transformer_layer_") and \
+                path.endswith("/kernel"):
+            assert "model" in expected_axes(layout_map, path, rank), path
     # No rule is dead (a renamed layer would silently stop sharding), and
     # each split dimension divides by the model axis.
     assert unmatched_rules(layout_map, backbone.weights) == []

@@ -9,7 +9,7 @@ import pytest
 
 from hf_copy import (additive_mask, assert_close, copy_bart_attention,
                      copy_t5_attention, randomize, to_torch,
-                     transformers_or_skip)
+                     quiet_transformers)
 from kzoo.layers import MultiHeadAttention, RelativePositionBias, causal_mask
 
 RNG = np.random.default_rng(0)
@@ -72,7 +72,7 @@ def test_no_bias_and_scale_options():
 
 
 def t5_config(is_decoder):
-    transformers = transformers_or_skip()
+    transformers = quiet_transformers()
     config = transformers.T5Config(
         d_model=16, d_kv=5, num_heads=4, is_decoder=is_decoder,
         relative_attention_num_buckets=8, relative_attention_max_distance=16,
@@ -124,7 +124,7 @@ def test_t5_cross_attention_and_its_cache():
 
 
 def test_bart_cross_attention():
-    transformers = transformers_or_skip()
+    transformers = quiet_transformers()
     from transformers.models.bart.modeling_bart import BartAttention
     config = transformers.BartConfig(d_model=16, decoder_attention_heads=4)
     config._attn_implementation = "eager"

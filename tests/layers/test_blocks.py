@@ -11,7 +11,7 @@ import pytest
 from hf_copy import (additive_mask, assert_close, copy_bart_attention,
                      copy_linear, copy_norm, copy_t5_attention,
                      copy_t5_feed_forward, randomize, to_torch,
-                     transformers_or_skip)
+                     quiet_transformers)
 from kzoo.layers import (RelativePositionBias, TransformerBlock,
                          TransformerDecoderBlock, causal_mask)
 
@@ -35,7 +35,7 @@ def t5_block_args(feed_forward_proj):
 
 
 def t5_block(is_decoder, feed_forward_proj, seed):
-    transformers = transformers_or_skip()
+    transformers = quiet_transformers()
     from transformers.models.t5.modeling_t5 import T5Block
     config = transformers.T5Config(
         d_model=HIDDEN, d_kv=HEAD_DIM, num_heads=HEADS, d_ff=FFN,
@@ -98,7 +98,7 @@ def test_t5_decoder_block(feed_forward_proj):
 
 
 def bart_pair():
-    transformers = transformers_or_skip()
+    transformers = quiet_transformers()
     from transformers.models.bart.modeling_bart import BartDecoderLayer
     config = transformers.BartConfig(
         d_model=HIDDEN, decoder_attention_heads=HEADS, decoder_ffn_dim=FFN,

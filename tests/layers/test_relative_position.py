@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from hf_copy import assert_close, transformers_or_skip
+from hf_copy import assert_close, quiet_transformers
 from kzoo.layers import RelativePositionBias, relative_position_bucket
 
 # (num_buckets, max_distance): T5's default, a small one, an odd one.
@@ -15,7 +15,7 @@ SETTINGS = [(32, 128), (8, 16), (10, 20)]
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("num_buckets,max_distance", SETTINGS)
 def test_buckets_match_t5(bidirectional, num_buckets, max_distance):
-    transformers_or_skip()
+    quiet_transformers()
     import torch
     from transformers.models.t5.modeling_t5 import T5Attention
     relative = np.arange(-1200, 1201, dtype="int64")  # every distance used
@@ -30,7 +30,7 @@ def test_buckets_match_t5(bidirectional, num_buckets, max_distance):
 
 
 def t5_attention(is_decoder, num_buckets, max_distance, heads=3, seed=0):
-    transformers = transformers_or_skip()
+    transformers = quiet_transformers()
     import torch
     from transformers.models.t5.modeling_t5 import T5Attention
     config = transformers.T5Config(

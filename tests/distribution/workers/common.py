@@ -15,23 +15,13 @@ CONFIG = dict(vocabulary_size=128, num_layers=2, num_heads=4, hidden_dim=32,
 BATCH, SEQ, MASKS = 8, 12, 3
 
 
-def gpt2():
-    """The GPT-2 family, or None before it lands."""
-    try:
-        from kzoo.models import gpt2
-    except ImportError:
-        return None
-    return gpt2
-
-
 def backbone_class(kind):
-    return gpt2().GPT2Backbone if kind == "causal_lm" else kzoo.BertBackbone
+    return kzoo.GPT2Backbone if kind == "causal_lm" else kzoo.BertBackbone
 
 
 def task_kinds():
     """Every task kind the workers cover: one per head shape and family."""
-    return ("classifier", "masked_lm") + (
-        ("causal_lm",) if gpt2() is not None else ())
+    return ("classifier", "masked_lm", "causal_lm")
 
 
 def build_task(kind, preprocessor=None, config=None):
@@ -41,8 +31,8 @@ def build_task(kind, preprocessor=None, config=None):
     config = {**CONFIG, **(config or {})}
     if kind == "causal_lm":
         config.pop("num_segments", None)
-        backbone = gpt2().GPT2Backbone(**config)
-        task = gpt2().GPT2CausalLM(backbone, preprocessor=preprocessor)
+        backbone = kzoo.GPT2Backbone(**config)
+        task = kzoo.GPT2CausalLM(backbone, preprocessor=preprocessor)
     elif kind == "classifier":
         backbone = kzoo.BertBackbone(**config)
         task = kzoo.BertTextClassifier(backbone, num_classes=3,

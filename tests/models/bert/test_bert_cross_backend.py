@@ -21,6 +21,10 @@ import pytest
 import cross_backend_worker as worker
 from helpers import TINY_BERT, austen_paragraphs, random_bert_inputs
 
+# This backend and the two others (in subprocesses): one pass covers all
+# three.
+pytestmark = pytest.mark.once
+
 BACKENDS = ("tensorflow", "jax", "torch")
 THIS = keras.backend.backend()
 OTHERS = [b for b in BACKENDS if b != THIS]
