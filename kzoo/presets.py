@@ -36,10 +36,9 @@ import difflib
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
-from kzoo.utils.files import JSONFileError, read_json
+from kzoo.utils.files import JSONFileError, read_json, swap_into_place
 
 BACKBONE_WEIGHTS = "model.weights.h5"
 TASK_WEIGHTS = "task.weights.h5"
@@ -238,25 +237,6 @@ def _prefill(source, staging):
                             copy_function=link_or_copy, symlinks=True)
         else:
             link_or_copy(entry, staging / entry.name)
-
-
-def swap_into_place(staging, dest):
-    """Rename the finished folder `staging` to `dest`, replacing an old
-    `dest` (moved aside first, deleted after)."""
-    staging, dest = Path(staging), Path(dest)
-    old = None
-    if dest.exists():
-        old = dest.with_name(
-            f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
-        os.replace(dest, old)
-    try:
-        os.replace(staging, dest)
-    except OSError:
-        if old is not None:
-            os.replace(old, dest)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager

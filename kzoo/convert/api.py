@@ -13,7 +13,7 @@ from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import quiet
 from kzoo.convert.safetensors import save_file
 from kzoo.models.arguments import ArgumentError, config_source
-from kzoo.utils.files import write_json
+from kzoo.utils.files import swap_into_place, write_json
 
 
 def _say(message, verbose):
@@ -86,7 +86,7 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
         with HFCheckpoint(src, source=source) as checkpoint:
             report = _convert_into(checkpoint, staging, task, verbose,
                                    metadata, dest.name, expected_config)
-        _swap_into_place(staging, dest)
+        swap_into_place(staging, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -108,10 +108,16 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
                         expected_config, checkpoint)
     # The config is checked as the model is built, and every tensor's name
     # and shape (headers only) before any tensor data is read.
+    def fix(argument):
+        field = converter.config_fields.get(argument)
+        where = f"its field {field!r}" if field else "one of its fields"
+        return (f"That config.json is damaged or not a "
+                f"{checkpoint.model_type} config: kzoo's {argument} is read "
+                f"from {where}.")
+
     source = config_source(
         f"the checkpoint's config.json, {checkpoint.path / 'config.json'}",
-        fix=f"That config.json is damaged or not a {checkpoint.model_type} "
-            "config: kzoo's {argument} is read from one of its fields.")
+        fix=fix)
     try:
         with source:
             model = converter.build(task_name, checkpoint.config, checkpoint)
@@ -160,22 +166,6 @@ def _check_expected(kwargs, expected, checkpoint):
             "preset it was fetched for:\n  - " + "\n  - ".join(differences))
 
 
-def _swap_into_place(staging, dest):
-    """Rename the finished staging folder to `dest` (replacing an old one)."""
-    old = None
-    if dest.exists():
-        old = dest.with_name(f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
-        os.replace(dest, old)
-    try:
-        os.replace(staging, dest)
-    except OSError:
-        if old is not None:
-            os.replace(old, dest)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
     """Write a kzoo model as a Hugging Face checkpoint folder
     (`config.json`, `model.safetensors`, tokenizer files) that
@@ -211,7 +201,7 @@ def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
         if tokenizer is not None:
             converter.export_tokenizer(tokenizer, staging, config)
         converter.export_extras(model, staging, config)
-        _swap_into_place(staging, dest)
+        swap_into_place(staging, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -184,6 +184,13 @@ def linear(prefix, dense, group, part="backbone", **kwargs):
     ]
 
 
+def embedding(name, layer, group="embeddings", part="backbone", **kwargs):
+    """The spec of a torch `Embedding` <-> a Keras embedding layer (the
+    same `(rows, dim)` table on both sides)."""
+    return WeightSpec(name, layer.embeddings, group=group, part=part,
+                      **kwargs)
+
+
 def layer_norm(prefix, norm, group, part="backbone", **kwargs):
     """The two specs of a torch `LayerNorm` <-> a Keras `LayerNormalization`."""
     return [
@@ -273,6 +280,40 @@ class Converter:
     # ------------------------------------------------------------------
     # Family hooks (import)
     # ------------------------------------------------------------------
+    # transformers' config defaults, for checkpoints that leave a field out.
+    hf_defaults = {}
+    # Backbone argument -> the config.json field that holds it, for the
+    # arguments that are a field as it is (the backbone's argument spec
+    # checks the values; a bad one is an error naming config.json).
+    config_fields = {}
+
+    def hf_value(self, hf_config, key):
+        """`hf_config[key]`, or transformers' default where the file leaves
+        it out (or writes null)."""
+        value = hf_config.get(key)
+        return self.hf_defaults.get(key) if value is None else value
+
+    def checked_tokenizer(self, checkpoint, make_tokenizer):
+        """`make_tokenizer()`, with its errors named after the checkpoint,
+        and checked to fit the embedding table `vocab_size` gives."""
+        try:
+            tokenizer = make_tokenizer()
+        except ValueError as e:
+            raise ConversionError(f"{checkpoint.path}: {e}") from None
+        size = self.hf_value(checkpoint.config, "vocab_size")
+        if isinstance(size, int) and tokenizer.vocabulary_size > size:
+            raise ConversionError(
+                f"{checkpoint.path}: the tokenizer has "
+                f"{tokenizer.vocabulary_size} tokens but vocab_size is "
+                f"{size}: the config disagrees with the tokenizer.")
+        return tokenizer
+
+    def mapped_kwargs(self, hf_config):
+        """The backbone arguments `config_fields` names, read from
+        `hf_config`."""
+        return {argument: self.hf_value(hf_config, field)
+                for argument, field in self.config_fields.items()}
+
     def backbone_kwargs(self, hf_config):
         """Hugging Face config -> kzoo backbone constructor arguments.
         Raise `ConversionError` for any option kzoo cannot reproduce."""

@@ -32,7 +32,7 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
+    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
 from kzoo.convert.errors import ConversionError
 from kzoo.models.classification import hf_config_fields
@@ -47,7 +47,7 @@ _ACTIVATIONS = {
 _EXPORT_ACTIVATIONS = {"gelu_exact": "gelu", "gelu_tanh": "gelu_pytorch_tanh"}
 
 # Hugging Face BertConfig defaults, for configs that leave a field out.
-_HF_DEFAULTS = {
+HF_DEFAULTS = {
     "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
     "num_attention_heads": 12, "intermediate_size": 3072,
     "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
@@ -65,13 +65,24 @@ _SPECIAL_TOKENS = {"unk_token": "[UNK]", "sep_token": "[SEP]",
                    "mask_token": "[MASK]"}
 
 
-def _get(config, key):
-    return config.get(key, _HF_DEFAULTS.get(key))
-
 
 @register_converter
 class BertConverter(Converter):
     model_types = ("bert",)
+    hf_defaults = HF_DEFAULTS
+    config_fields = {
+        "vocabulary_size": "vocab_size",
+        "num_layers": "num_hidden_layers",
+        "num_heads": "num_attention_heads",
+        "hidden_dim": "hidden_size",
+        "intermediate_dim": "intermediate_size",
+        "dropout": "hidden_dropout_prob",
+        "attention_dropout": "attention_probs_dropout_prob",
+        "max_sequence_length": "max_position_embeddings",
+        "num_segments": "type_vocab_size",
+        "layer_norm_epsilon": "layer_norm_eps",
+        "initializer_range": "initializer_range",
+    }
     family = "bert"
     backbone_class = "BertBackbone"
     base_model_prefix = "bert"
@@ -96,7 +107,7 @@ class BertConverter(Converter):
     # Import
     # ------------------------------------------------------------------
     def backbone_kwargs(self, config):
-        if _get(config, "position_embedding_type") != "absolute":
+        if self.hf_value(config, "position_embedding_type") != "absolute":
             raise ConversionError(
                 "position_embedding_type="
                 f"{config['position_embedding_type']!r}: kzoo's BERT has "
@@ -106,32 +117,12 @@ class BertConverter(Converter):
                 "is_decoder / add_cross_attention: this is a BERT decoder "
                 "(causal or cross-attending); kzoo's BertBackbone is the "
                 "bidirectional encoder.")
-        act = _get(config, "hidden_act")
+        act = self.hf_value(config, "hidden_act")
         if act not in _ACTIVATIONS:
             raise ConversionError(
                 f"hidden_act={act!r} has no exact kzoo equivalent (known: "
                 f"{', '.join(sorted(_ACTIVATIONS))}).")
-        hidden, heads = _get(config, "hidden_size"), _get(
-            config, "num_attention_heads")
-        if hidden % heads:
-            raise ConversionError(
-                f"hidden_size {hidden} is not divisible by "
-                f"num_attention_heads {heads}.")
-        return {
-            "vocabulary_size": int(_get(config, "vocab_size")),
-            "num_layers": int(_get(config, "num_hidden_layers")),
-            "num_heads": int(heads),
-            "hidden_dim": int(hidden),
-            "intermediate_dim": int(_get(config, "intermediate_size")),
-            "dropout": float(_get(config, "hidden_dropout_prob")),
-            "attention_dropout": float(
-                _get(config, "attention_probs_dropout_prob")),
-            "max_sequence_length": int(_get(config, "max_position_embeddings")),
-            "num_segments": int(_get(config, "type_vocab_size")),
-            "activation": _ACTIVATIONS[act],
-            "layer_norm_epsilon": float(_get(config, "layer_norm_eps")),
-            "initializer_range": float(_get(config, "initializer_range")),
-        }
+        return {**self.mapped_kwargs(config), "activation": _ACTIVATIONS[act]}
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "BertTextClassifier":
@@ -187,16 +178,14 @@ class BertConverter(Converter):
         return {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
 
     def backbone_specs(self, backbone, config):
+        layer = backbone.get_layer
         specs = [
-            WeightSpec("embeddings.word_embeddings.weight",
-                       backbone.get_layer("token_embedding").embeddings,
-                       group="embeddings"),
-            WeightSpec("embeddings.position_embeddings.weight",
-                       backbone.get_layer("position_embedding").embeddings,
-                       group="embeddings"),
-            WeightSpec("embeddings.token_type_embeddings.weight",
-                       backbone.get_layer("segment_embedding").embeddings,
-                       group="embeddings"),
+            embedding("embeddings.word_embeddings.weight",
+                      layer("token_embedding")),
+            embedding("embeddings.position_embeddings.weight",
+                      layer("position_embedding")),
+            embedding("embeddings.token_type_embeddings.weight",
+                      layer("segment_embedding")),
             *layer_norm("embeddings.LayerNorm",
                         backbone.get_layer("embeddings_layer_norm"),
                         group="embeddings"),
@@ -280,23 +269,14 @@ class BertConverter(Converter):
         lowercase, why = _lowercase_setting(checkpoint)
         report.notes.append(f"tokenizer: vocabulary from {source}, "
                             f"lowercase={lowercase} ({why})")
-        try:
-            tokenizer = BertTokenizer(str(vocab_path), lowercase=lowercase)
-        except ValueError as e:
-            raise ConversionError(f"{checkpoint.path}: {e}") from None
-        size = _get(checkpoint.config, "vocab_size")
-        if tokenizer.vocabulary_size > size:
-            raise ConversionError(
-                f"{checkpoint.path}: the tokenizer has "
-                f"{tokenizer.vocabulary_size} tokens but vocab_size is "
-                f"{size}: the config disagrees with the tokenizer.")
-        return tokenizer
+        return self.checked_tokenizer(checkpoint, lambda: BertTokenizer(
+            str(vocab_path), lowercase=lowercase))
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
             return None
         from kzoo.models.bert.preprocessor import BertPreprocessor
-        limits = [int(_get(config, "max_position_embeddings")), 512]
+        limits = [int(self.hf_value(config, "max_position_embeddings")), 512]
         if checkpoint is not None:
             st_config = checkpoint.json("sentence_bert_config.json") or {}
             if st_config.get("max_seq_length"):

@@ -27,14 +27,15 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, layer_norm, register_converter)
+    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm,
+    register_converter)
 from kzoo.convert.errors import ConversionError
 from kzoo.models.classification import hf_config_fields
 
 END_OF_TEXT = "<|endoftext|>"
 
 # Hugging Face GPT2Config defaults, for configs that leave a field out.
-_HF_DEFAULTS = {
+HF_DEFAULTS = {
     "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
     "n_head": 12, "activation_function": "gelu_new",
     "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
@@ -52,14 +53,22 @@ _FIXED_OPTIONS = {
 }
 
 
-def _get(config, key):
-    value = config.get(key)
-    return _HF_DEFAULTS[key] if value is None else value
-
 
 @register_converter
 class GPT2Converter(Converter):
     model_types = ("gpt2",)
+    hf_defaults = HF_DEFAULTS
+    config_fields = {
+        "vocabulary_size": "vocab_size",
+        "num_layers": "n_layer",
+        "num_heads": "n_head",
+        "hidden_dim": "n_embd",
+        "dropout": "resid_pdrop",
+        "attention_dropout": "attn_pdrop",
+        "max_sequence_length": "n_positions",
+        "layer_norm_epsilon": "layer_norm_epsilon",
+        "initializer_range": "initializer_range",
+    }
     family = "gpt2"
     backbone_class = "GPT2Backbone"
     base_model_prefix = "transformer"
@@ -83,31 +92,21 @@ class GPT2Converter(Converter):
                 raise ConversionError(
                     f"GPT-2 config has {key}={config[key]!r}; kzoo's "
                     f"GPT2Backbone implements only {key}={supported}.")
-        activation = _get(config, "activation_function")
+        activation = self.hf_value(config, "activation_function")
         if activation not in _ACTIVATIONS:
             raise ConversionError(
                 f"GPT-2 config has activation_function={activation!r}; kzoo "
                 f"reproduces {', '.join(_ACTIVATIONS)}.")
-        if float(_get(config, "resid_pdrop")) != float(
-                _get(config, "embd_pdrop")):
+        if float(self.hf_value(config, "resid_pdrop")) != float(
+                self.hf_value(config, "embd_pdrop")):
             raise ConversionError(
                 "GPT-2 config has resid_pdrop != embd_pdrop; kzoo's "
                 "GPT2Backbone has one `dropout` for both.")
-        hidden = int(_get(config, "n_embd"))
-        n_inner = config.get("n_inner")
-        return {
-            "vocabulary_size": int(_get(config, "vocab_size")),
-            "num_layers": int(_get(config, "n_layer")),
-            "num_heads": int(_get(config, "n_head")),
-            "hidden_dim": hidden,
-            "intermediate_dim": int(n_inner) if n_inner else 4 * hidden,
-            "dropout": float(_get(config, "resid_pdrop")),
-            "attention_dropout": float(_get(config, "attn_pdrop")),
-            "max_sequence_length": int(_get(config, "n_positions")),
-            "activation": activation,
-            "layer_norm_epsilon": float(_get(config, "layer_norm_epsilon")),
-            "initializer_range": float(_get(config, "initializer_range")),
-        }
+        n_inner = config.get("n_inner")  # null: 4 * n_embd
+        hidden = self.hf_value(config, "n_embd")
+        return {**self.mapped_kwargs(config), "activation": activation,
+                "intermediate_dim": n_inner if n_inner is not None
+                else 4 * hidden}
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "GPT2Classifier":
@@ -116,12 +115,8 @@ class GPT2Converter(Converter):
 
     def backbone_specs(self, backbone, config):
         specs = [
-            WeightSpec("wte.weight",
-                       backbone.get_layer("token_embedding").embeddings,
-                       group="embeddings"),
-            WeightSpec("wpe.weight",
-                       backbone.get_layer("position_embedding").embeddings,
-                       group="embeddings"),
+            embedding("wte.weight", backbone.get_layer("token_embedding")),
+            embedding("wpe.weight", backbone.get_layer("position_embedding")),
         ]
         for i in range(backbone.num_layers):
             block = backbone.get_layer(f"transformer_layer_{i}")
@@ -185,24 +180,15 @@ class GPT2Converter(Converter):
                                    + "\n", encoding="utf-8")
             source = "tokenizer.json"
         report.notes.append(f"tokenizer: byte-level BPE from {source}")
-        try:
-            tokenizer = GPT2Tokenizer(str(vocab_path), str(merges_path))
-        except ValueError as e:
-            raise ConversionError(f"{checkpoint.path}: {e}") from None
-        size = int(_get(checkpoint.config, "vocab_size"))
-        if tokenizer.vocabulary_size > size:
-            raise ConversionError(
-                f"{checkpoint.path}: the tokenizer has "
-                f"{tokenizer.vocabulary_size} tokens but vocab_size is "
-                f"{size}: the config disagrees with the tokenizer.")
-        return tokenizer
+        return self.checked_tokenizer(checkpoint, lambda: GPT2Tokenizer(
+            str(vocab_path), str(merges_path)))
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
             return None
         from kzoo.models.gpt2.preprocessor import (
             GPT2CausalLMPreprocessor, GPT2Preprocessor)
-        length = int(_get(config, "n_positions"))
+        length = int(self.hf_value(config, "n_positions"))
         if task_name == "GPT2Classifier":
             return GPT2Preprocessor(tokenizer, sequence_length=length)
         return GPT2CausalLMPreprocessor(tokenizer, sequence_length=length)

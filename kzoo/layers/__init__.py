@@ -3,7 +3,11 @@
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.decoder_block import TransformerDecoderBlock
-from kzoo.layers.embeddings import PositionEmbedding, TokenEmbedding
+from kzoo.layers.embeddings import (
+    PositionEmbedding,
+    TokenEmbedding,
+    token_and_position_embeddings,
+)
 from kzoo.layers.heads import MaskedLMHead, TiedLMHead
 from kzoo.layers.masks import CausalPaddingMask, causal_mask
 from kzoo.layers.normalization import RMSNorm, normalization_layer
@@ -18,6 +22,7 @@ __all__ = [
     "MultiHeadAttention",
     "PositionEmbedding",
     "TokenEmbedding",
+    "token_and_position_embeddings",
     "MaskedLMHead",
     "TiedLMHead",
     "CausalPaddingMask",

@@ -59,3 +59,17 @@ class PositionEmbedding(keras.layers.Layer):
             "initializer": keras.initializers.serialize(self.initializer),
         })
         return config
+
+
+def token_and_position_embeddings(vocabulary_size, max_sequence_length,
+                                  hidden_dim, initializer, dtype=None):
+    """The token and learned position embedding layers a transformer family
+    starts from, named `token_embedding` and `position_embedding` (the
+    names the presets' weight files and the converters use)."""
+    token_embedding = TokenEmbedding(
+        vocabulary_size, hidden_dim, embeddings_initializer=initializer,
+        dtype=dtype, name="token_embedding")
+    position_embedding = PositionEmbedding(
+        max_sequence_length, hidden_dim, initializer=initializer,
+        dtype=dtype, name="position_embedding")
+    return token_embedding, position_embedding

@@ -254,8 +254,9 @@ class config_source:
     """Values passed to constructors inside `with config_source(...):` came
     from `description` (e.g. "config.json of preset 'x', /path"); `keys`
     limits that to the arguments the file set (None: all of them), and
-    `fix` says how to correct a value ("{argument}" is filled in). The
-    object may be entered more than once."""
+    `fix` says how to correct a value ("{argument}" is filled in; or a
+    function of the argument's name). The object may be entered more than
+    once."""
 
     def __init__(self, description, keys=None, fix=None):
         self.value = (description, None if keys is None else set(keys), fix)
@@ -296,8 +297,11 @@ def _fail(cls, message, argument_names, hint="", file_fix=None):
     origin, fix = _origin(argument_names)
     if origin:
         fix = file_fix or fix
-        if fix:
-            fix = fix.format(argument=list(argument_names)[0])
+        argument = list(argument_names)[0]
+        if callable(fix):
+            fix = fix(argument)
+        elif fix:
+            fix = fix.format(argument=argument)
     what_to_do = " ".join(filter(None, [hint, fix if origin else None]))
     raise ArgumentError(f"{cls.__name__}: {message}{origin}."
                         + (f" {what_to_do}" if what_to_do else ""))
@@ -349,6 +353,7 @@ def check_call(cls, init, self, args, kwargs):
             _fail(cls, problem, rule.arguments)
     # Checks that need the class itself (a task's backbone class, say).
     cls.check_argument_values(values)
+    return values
 
 
 def _unknown(cls, name, value, known):
@@ -370,9 +375,18 @@ def checked_init(init):
 
     @functools.wraps(init)
     def wrapper(self, *args, **kwargs):
-        if type(self).__init__ is wrapper:
-            check_call(type(self), init, self, args, kwargs)
-        init(self, *args, **kwargs)
+        outermost = type(self).__init__ is wrapper
+        if not outermost:
+            return init(self, *args, **kwargs)
+        values = check_call(type(self), init, self, args, kwargs)
+        # NumPy scalars (a config read with NumPy) as Python numbers: Keras
+        # layers refuse an np.int64 size, and config.json must be JSON.
+        values = {name: value.item() if isinstance(value, np.generic)
+                  else value for name, value in values.items()}
+        init(self, **values)
+        # The checked arguments, for classes whose config is exactly their
+        # constructor's arguments (see Backbone.record_arguments).
+        self.record_arguments(values)
 
     # Keras reads constructor arguments off the signature (for its
     # automatic configs); give it the real one, not (*args, **kwargs).
@@ -400,6 +414,11 @@ class CheckedArguments:
     def check_argument_values(cls, values):
         """Checks beyond the declared spec, on `{argument: value}` (defaults
         filled in); raise `ArgumentError`. Runs before `__init__`."""
+
+    def record_arguments(self, values):
+        """Called after the outermost `__init__` with its checked
+        `{argument: value}` (defaults filled in); a no-op unless a class
+        keeps them."""
 
     @classmethod
     def check_config(cls, config):

@@ -6,8 +6,8 @@ import numpy as np
 from kzoo import presets
 from kzoo.distribution.layouts import layout_map_from_rules
 from kzoo.models.arguments import (
-    TRANSFORMER_ARGUMENTS, TRANSFORMER_RULES, CheckedArguments,
-    config_source)
+    KERAS_KEYWORDS, TRANSFORMER_ARGUMENTS, TRANSFORMER_RULES,
+    CheckedArguments, config_source)
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.tensors import concrete_numpy
@@ -17,12 +17,18 @@ from kzoo.utils.weights import load_weights_checked
 class Backbone(CheckedArguments, keras.Model):
     """Base class of every kzoo backbone.
 
-    Subclasses build a functional graph in `__init__`, then call
-    `super().__init__(inputs=..., outputs=..., **kwargs)`, and keep every
-    constructor argument for `get_config()` (config is the model).
+    Subclasses build a functional graph in `__init__` and call
+    `super().__init__(inputs=..., outputs=..., **kwargs)`. The config is the
+    constructor's arguments: once the outermost `__init__` has run, its
+    checked arguments (defaults filled in) become attributes of the same
+    name (unless `__init__` set one) and `get_config()` returns them, so a
+    family writes neither a config block nor a `get_config`.
 
     Class attributes subclasses set:
         input_names: the names of the dict inputs.
+        input_axes: `{input name: axis names}` for inputs that are not
+            `(batch, sequence)`, e.g. ELMo's `(batch, sequence, characters)`
+            character ids. Every input shares the batch and sequence axes.
         family: the model family (for presets and conversion).
         argument_spec: constructor argument -> what it must be (see
             `kzoo.models.arguments`); checked, with `argument_rules`,
@@ -32,6 +38,7 @@ class Backbone(CheckedArguments, keras.Model):
     """
 
     input_names = ()
+    input_axes = {}
     family = None
     argument_spec = TRANSFORMER_ARGUMENTS
     argument_rules = TRANSFORMER_RULES
@@ -61,7 +68,7 @@ class Backbone(CheckedArguments, keras.Model):
                 f"{name} takes inputs {expected}; got {got} "
                 f"(missing: {missing}, unexpected: {unexpected}).")
         shapes = self._check_shapes_and_dtypes(inputs)
-        length = shapes["token_ids"][-1]
+        length = shapes[self.input_names[0]][1]
         limit = self.max_sequence_length
         if limit is not None and length is not None and length > limit:
             raise ValueError(
@@ -74,31 +81,36 @@ class Backbone(CheckedArguments, keras.Model):
                 self._check_ids(input_name, values, limit)
 
     def id_limits(self):
-        """Integer inputs and their exclusive upper bounds."""
-        return {"token_ids": self.vocabulary_size}
+        """Integer inputs and their exclusive upper bounds (by default the
+        token ids, below `vocabulary_size`, for backbones that read them)."""
+        if "token_ids" in self.input_names:
+            return {"token_ids": self.vocabulary_size}
+        return {}
 
     def _check_shapes_and_dtypes(self, inputs):
-        """Every input `(batch, seq)`, all of one shape; ids integers (a
-        float id would be truncated without a word, a string cannot be
-        one)."""
+        """Every input `(batch, seq, ...)` as `input_axes` says, all with
+        one batch and sequence length; ids integers (a float id would be
+        truncated without a word, a string cannot be one)."""
         name = type(self).__name__
         shapes = {}
         for input_name in self.input_names:
             value = inputs[input_name]
+            axes = self.input_axes.get(input_name, ("batch", "sequence"))
+            layout = f"({', '.join(axes)})"
             if isinstance(value, (list, tuple)):
                 raise ValueError(
-                    f"{name}: `{input_name}` must be a (batch, sequence) "
+                    f"{name}: `{input_name}` must be a {layout} "
                     "array or tensor; got a Python list. Use "
                     "`np.array(..., dtype='int32')` (rows padded to one "
                     "length, as the preprocessor does).")
             if value is None or not hasattr(value, "shape"):
                 raise ValueError(
-                    f"{name}: `{input_name}` must be a (batch, sequence) "
+                    f"{name}: `{input_name}` must be a {layout} "
                     f"array; got {type(value).__name__}.")
             shape = tuple(value.shape)
-            if len(shape) != 2:
+            if len(shape) != len(axes):
                 raise ValueError(
-                    f"{name}: `{input_name}` must be 2-D (batch, sequence); "
+                    f"{name}: `{input_name}` must be {len(axes)}-D {layout}; "
                     f"got shape {shape}. Add the batch axis for a single "
                     "example, e.g. `x[None]`.")
             shapes[input_name] = shape
@@ -116,10 +128,11 @@ class Backbone(CheckedArguments, keras.Model):
         first, first_shape = next(iter(shapes.items()))
         for input_name, shape in shapes.items():
             if any(a is not None and b is not None and a != b
-                   for a, b in zip(shape, first_shape)):
+                   for a, b in zip(shape[:2], first_shape[:2])):
                 raise ValueError(
-                    f"{name}: every input must have the shape of `{first}` "
-                    f"{first_shape}; `{input_name}` has {shape}.")
+                    f"{name}: every input must have the batch and sequence "
+                    f"length of `{first}` {first_shape}; `{input_name}` has "
+                    f"{shape}.")
         return shapes
 
     def check_preprocessor(self, preprocessor, owner=None):
@@ -130,8 +143,10 @@ class Backbone(CheckedArguments, keras.Model):
                                self.max_sequence_length,
                                f"this {type(self).__name__}")
         tokenizer = getattr(preprocessor, "tokenizer", None)
+        vocabulary_size = getattr(self, "vocabulary_size", None)
         if tokenizer is not None and tokenizer.has_assets and \
-                tokenizer.vocabulary_size > self.vocabulary_size:
+                vocabulary_size is not None and \
+                tokenizer.vocabulary_size > vocabulary_size:
             raise ValueError(
                 f"{owner}: the tokenizer has {tokenizer.vocabulary_size} "
                 f"token ids but {type(self).__name__}'s embedding table "
@@ -206,7 +221,15 @@ class Backbone(CheckedArguments, keras.Model):
     # ------------------------------------------------------------------
     @property
     def max_sequence_length(self):
-        return getattr(self, "_max_sequence_length", None)
+        """The longest sequence the backbone takes (None: no limit)."""
+        return self.config_arguments.get("max_sequence_length")
+
+    def kernel_initializer(self):
+        """The initializer of new kernels on this backbone (a task's heads
+        start from it, as the original's do). Families override it with
+        their own (BERT's truncated normal, GPT-2's normal)."""
+        return keras.initializers.TruncatedNormal(
+            stddev=getattr(self, "initializer_range", 0.02))
 
     @property
     def token_embedding(self):
@@ -217,9 +240,24 @@ class Backbone(CheckedArguments, keras.Model):
     def from_config(cls, config):
         return cls(**config)
 
+    def record_arguments(self, values):
+        # The config is the constructor's arguments (see the class doc).
+        self._config_arguments = {
+            name: value for name, value in values.items()
+            if name not in KERAS_KEYWORDS}
+        for name, value in self._config_arguments.items():
+            if not hasattr(self, name):
+                setattr(self, name, value)
+
+    @property
+    def config_arguments(self):
+        """The constructor's arguments, as `get_config` returns them."""
+        return getattr(self, "_config_arguments", {})
+
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable,
-                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+                **self.config_arguments}
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):

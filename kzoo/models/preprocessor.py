@@ -63,8 +63,10 @@ class Preprocessor(keras.layers.Layer):
       its tokenizer's files only after it is constructed;
     - returns backend tensors when called eagerly, tf inside `tf.data`.
 
-    Subclasses implement `setup()` and `call()`, and inside `call` get their
-    texts from `self.text_segments(x)` and token ids from
+    Subclasses implement `setup()` and either `_pack(x)` (texts -> the
+    backbone's input dict; labels pass through) or, where they make labels
+    of their own, `call()`. They get their texts from
+    `self.text_segments(x)` and token ids from
     `self.tokenizer.tokenize_tf(...)`, so their pipeline is tf throughout.
     """
 
@@ -186,6 +188,15 @@ class Preprocessor(keras.layers.Layer):
         outputs = super().__call__(x, _array(y), _array(sample_weight),
                                    **kwargs)
         return eager_outputs(outputs)
+
+    def call(self, x, y=None, sample_weight=None):
+        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
+                                                  sample_weight)
+
+    def _pack(self, x):
+        """Texts -> the backbone's input dict (tf tensors)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither _pack nor call.")
 
     @tf.autograph.experimental.do_not_convert
     def build(self, input_shape=None):

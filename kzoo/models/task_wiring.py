@@ -31,14 +31,14 @@ def task_inputs(backbone, extra_names=()):
 # ----------------------------------------------------------------------
 # Masked LM
 # ----------------------------------------------------------------------
-def masked_lm_head(backbone, kernel_initializer):
+def masked_lm_head(backbone):
     """BERT's MLM head (dense + activation + LayerNorm, logits through the
     tied token embedding plus a bias), configured from the backbone."""
     return MaskedLMHead(
         backbone.token_embedding,
         activation=backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon,
-        kernel_initializer=kernel_initializer,
+        kernel_initializer=backbone.kernel_initializer(),
         dtype=backbone.dtype_policy,
         name="mlm_head",
     )
@@ -64,8 +64,8 @@ class SequenceClassifier(Task):
     regression (`problem_type`, see `kzoo.models.classification`).
 
     Subclasses set `backbone_cls`/`preprocessor_cls`, `classifier_use_bias`
-    and implement `pool(inputs, backbone_outputs)` and
-    `kernel_initializer(backbone)`.
+    and implement `pool(inputs, backbone_outputs)`; the classifier's kernel
+    starts from the backbone's `kernel_initializer()`.
 
     Args:
         backbone: the family's backbone.
@@ -92,7 +92,7 @@ class SequenceClassifier(Task):
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(
             num_classes, use_bias=self.classifier_use_bias,
-            kernel_initializer=self.kernel_initializer(backbone),
+            kernel_initializer=backbone.kernel_initializer(),
             dtype=backbone.dtype_policy, name="classifier")
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
@@ -109,11 +109,6 @@ class SequenceClassifier(Task):
     def pool(self, inputs, backbone_outputs):
         """`(batch, hidden)`: the one vector the classifier reads."""
         raise NotImplementedError
-
-    @classmethod
-    def kernel_initializer(cls, backbone):
-        return keras.initializers.TruncatedNormal(
-            stddev=getattr(backbone, "initializer_range", 0.02))
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout,

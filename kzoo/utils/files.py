@@ -2,7 +2,9 @@
 
 import json
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -103,3 +105,22 @@ def sha256_of(path):
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def swap_into_place(staging, dest):
+    """Rename the finished folder `staging` to `dest`, replacing an old
+    `dest` (moved aside first, deleted after)."""
+    staging, dest = Path(staging), Path(dest)
+    old = None
+    if dest.exists():
+        old = dest.with_name(
+            f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
+        os.replace(dest, old)
+    try:
+        os.replace(staging, dest)
+    except OSError:
+        if old is not None:
+            os.replace(old, dest)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -130,9 +130,10 @@ def hf_folder(tmp_path, config=None, weights=True):
      "holds no weights|no weights"),
     (lambda t: hf_folder(t, {**BERT_CONFIG, "num_hidden_layers": -2}),
      r"num_layers must be a positive integer; got -2.*from the checkpoint's "
-     r"config.json"),
+     r"config.json.*read from its field 'num_hidden_layers'"),
     (lambda t: hf_folder(t, {**BERT_CONFIG, "num_attention_heads": 3}),
-     "not divisible by num_attention_heads"),
+     r"hidden_dim \(16\) must be divisible by num_heads \(3\).*read "
+     r"from its field 'hidden_size'"),
 ], ids=["missing_folder", "no_config", "corrupt_config",
         "unknown_model_type", "no_weights", "negative_layers",
         "heads_do_not_divide"])

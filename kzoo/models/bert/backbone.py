@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.distribution.layouts import transformer_rules
-from kzoo.layers import PositionEmbedding, TokenEmbedding, TransformerBlock
+from kzoo.layers import TransformerBlock, token_and_position_embeddings
 from kzoo.models.arguments import POSITIVE_INT
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import register
@@ -64,12 +64,8 @@ class BertBackbone(Backbone):
         init = bert_kernel_initializer(initializer_range)
 
         # === Layers ===
-        token_embedding = TokenEmbedding(
-            vocabulary_size, hidden_dim, embeddings_initializer=init,
-            dtype=dtype, name="token_embedding")
-        position_embedding = PositionEmbedding(
-            max_sequence_length, hidden_dim, initializer=init, dtype=dtype,
-            name="position_embedding")
+        token_embedding, position_embedding = token_and_position_embeddings(
+            vocabulary_size, max_sequence_length, hidden_dim, init, dtype)
         segment_embedding = keras.layers.Embedding(
             num_segments, hidden_dim, embeddings_initializer=init,
             dtype=dtype, name="segment_embedding")
@@ -111,19 +107,8 @@ class BertBackbone(Backbone):
             outputs={"sequence_output": x, "pooled_output": pooled},
             dtype=dtype, **kwargs)
 
-        # === Config ===
-        self.vocabulary_size = int(vocabulary_size)
-        self.num_layers = int(num_layers)
-        self.num_heads = int(num_heads)
-        self.hidden_dim = int(hidden_dim)
-        self.intermediate_dim = int(intermediate_dim)
-        self.dropout = float(dropout)
-        self.attention_dropout = float(attention_dropout)
-        self._max_sequence_length = int(max_sequence_length)
-        self.num_segments = int(num_segments)
-        self.activation = activation
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.initializer_range = float(initializer_range)
+    def kernel_initializer(self):
+        return bert_kernel_initializer(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):
@@ -134,20 +119,3 @@ class BertBackbone(Backbone):
         return {"token_ids": self.vocabulary_size,
                 "segment_ids": self.num_segments}
 
-    def get_config(self):
-        config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        })
-        return config

@@ -5,7 +5,7 @@ import warnings
 import keras
 import numpy as np
 
-from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
+from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
@@ -16,11 +16,6 @@ from kzoo.models.task_wiring import (
 # expected, not the user's mistake Keras warns about.
 warnings.filterwarnings(
     "ignore", message=r"Gradients do not exist for variables \['pooler/")
-
-
-def build_mlm_head(backbone):
-    return masked_lm_head(
-        backbone, bert_kernel_initializer(backbone.initializer_range))
 
 
 @register
@@ -46,7 +41,7 @@ class BertMaskedLM(Task):
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
-        head = build_mlm_head(backbone)
+        head = masked_lm_head(backbone)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)

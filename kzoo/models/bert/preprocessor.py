@@ -1,6 +1,5 @@
 """BERT's input packing: [CLS] a [SEP] (b [SEP]), segment ids, padding."""
 
-import keras
 import keras_hub
 
 from kzoo.models.bert.tokenizer import BertTokenizer
@@ -70,10 +69,6 @@ class BertPreprocessor(Preprocessor):
         token_ids, padding_mask = split_padding(packed, self.pad_token_id)
         return {"token_ids": token_ids, "segment_ids": segment_ids,
                 "padding_mask": padding_mask}
-
-    def call(self, x, y=None, sample_weight=None):
-        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
-                                                  sample_weight)
 
     def get_config(self):
         config = super().get_config()

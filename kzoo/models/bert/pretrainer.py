@@ -3,13 +3,13 @@
 import keras
 import tensorflow as tf
 
-from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
-from kzoo.models.bert.masked_lm import build_mlm_head
+from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models import labels
 from kzoo.models.registry import register
 from kzoo.models.task import Task
-from kzoo.models.task_wiring import masked_lm_compile_args, task_inputs
+from kzoo.models.task_wiring import (
+    masked_lm_compile_args, masked_lm_head, task_inputs)
 
 
 @register
@@ -58,10 +58,9 @@ class BertPretrainer(Task):
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
-        mlm_head = build_mlm_head(backbone)
+        mlm_head = masked_lm_head(backbone)
         nsp_head = keras.layers.Dense(
-            2, kernel_initializer=bert_kernel_initializer(
-                backbone.initializer_range),
+            2, kernel_initializer=backbone.kernel_initializer(),
             dtype=backbone.dtype_policy, name="nsp_head")
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,

@@ -1,6 +1,6 @@
 """BERT for text (and text-pair) classification."""
 
-from kzoo.models.bert.backbone import BertBackbone, bert_kernel_initializer
+from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.preprocessor import BertPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task_wiring import SequenceClassifier
@@ -29,7 +29,3 @@ class BertTextClassifier(SequenceClassifier):
 
     def pool(self, inputs, backbone_outputs):
         return backbone_outputs["pooled_output"]  # tanh(dense([CLS]))
-
-    @classmethod
-    def kernel_initializer(cls, backbone):
-        return bert_kernel_initializer(backbone.initializer_range)

@@ -3,12 +3,12 @@
 import keras
 from keras import ops
 
+from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import (
     CausalPaddingMask,
-    PositionEmbedding,
-    TokenEmbedding,
     TransformerBlock,
     causal_mask,
+    token_and_position_embeddings,
 )
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import register
@@ -66,12 +66,8 @@ class GPT2Backbone(Backbone):
         init = gpt2_kernel_initializer(initializer_range)
 
         # === Layers ===
-        token_embedding = TokenEmbedding(
-            vocabulary_size, hidden_dim, embeddings_initializer=init,
-            dtype=dtype, name="token_embedding")
-        position_embedding = PositionEmbedding(
-            max_sequence_length, hidden_dim, initializer=init, dtype=dtype,
-            name="position_embedding")
+        token_embedding, position_embedding = token_and_position_embeddings(
+            vocabulary_size, max_sequence_length, hidden_dim, init, dtype)
         embeddings_dropout = keras.layers.Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
         blocks = [
@@ -103,20 +99,7 @@ class GPT2Backbone(Backbone):
         super().__init__(
             inputs={"token_ids": token_ids, "padding_mask": padding_mask},
             outputs=x, dtype=dtype, **kwargs)
-
-        # === Config ===
-        self.vocabulary_size = int(vocabulary_size)
-        self.num_layers = int(num_layers)
-        self.num_heads = int(num_heads)
-        self.hidden_dim = int(hidden_dim)
-        self.intermediate_dim = int(intermediate_dim)
-        self.dropout = float(dropout)
-        self.attention_dropout = float(attention_dropout)
-        self._max_sequence_length = int(max_sequence_length)
-        self.activation = activation
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.initializer_range = float(initializer_range)
-        self.transformer_layers = blocks
+        self.transformer_layers = blocks  # for call_with_cache
 
     @property
     def head_dim(self):
@@ -154,27 +137,9 @@ class GPT2Backbone(Backbone):
             new_cache.append(layer_cache)
         return self.get_layer("layer_norm")(x), new_cache
 
-    # ------------------------------------------------------------------
-    # Config
-    # ------------------------------------------------------------------
+    def kernel_initializer(self):
+        return gpt2_kernel_initializer(self.initializer_range)
+
     @classmethod
     def layout_rules(cls):
-        from kzoo.distribution.layouts import transformer_rules
         return transformer_rules()
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        })
-        return config

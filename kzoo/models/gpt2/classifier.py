@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kzoo.models.gpt2.backbone import GPT2Backbone, gpt2_kernel_initializer
+from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
 from kzoo.models.registry import register
 from kzoo.models.task_wiring import SequenceClassifier
@@ -54,7 +54,3 @@ class GPT2Classifier(SequenceClassifier):
     def pool(self, inputs, backbone_outputs):
         pooling = LastTokenPooling(name="last_token")
         return pooling(backbone_outputs, inputs["padding_mask"])
-
-    @classmethod
-    def kernel_initializer(cls, backbone):
-        return gpt2_kernel_initializer(backbone.initializer_range)

@@ -1,7 +1,6 @@
 """GPT-2's input packing, for classification and for causal-LM training and
 generation."""
 
-import keras
 import keras_hub
 import numpy as np
 import tensorflow as tf
@@ -114,10 +113,6 @@ class GPT2Preprocessor(Preprocessor):
         token_ids, padding_mask = split_padding(packed,
                                                 self.tokenizer.pad_token_id)
         return {"token_ids": token_ids, "padding_mask": padding_mask}
-
-    def call(self, x, y=None, sample_weight=None):
-        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
-                                                  sample_weight)
 
     def get_config(self):
         config = super().get_config()
