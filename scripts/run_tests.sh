@@ -5,8 +5,10 @@
 #
 # Tests marked `once` (backend-independent, or cross-backend checks that
 # start the other backends themselves) run in the first backend's pass
-# only. Extra arguments go to pytest (e.g. `bash scripts/run_tests.sh -x -k
-# bert`); KZOO_TEST_BACKENDS picks the backends (default: all three).
+# only. Each pass spreads the test files over one pytest-xdist worker per
+# CPU core (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
+# arguments go to pytest (e.g. `bash scripts/run_tests.sh -x -k bert`);
+# KZOO_TEST_BACKENDS picks the backends (default: all three).
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -22,6 +24,7 @@ for backend in ${KZOO_TEST_BACKENDS:-tensorflow jax torch}; do
     first=0
     start=$(date +%s)
     KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider \
+        -n "${KZOO_TEST_WORKERS:-auto}" --dist loadfile \
         -m "$marks" --durations=15 "$@" tests
     code=$?
     took=$(( $(date +%s) - start ))
