@@ -5,7 +5,10 @@ A family's task is then configuration: which backbone output a classifier
 reads (`pool`), how its dense layer is initialised, whether it has a bias.
 """
 
+import warnings
+
 import keras
+import numpy as np
 
 from kzoo.layers import MaskedLMHead
 from kzoo.models import classification, labels
@@ -31,12 +34,21 @@ def task_inputs(backbone, extra_names=()):
 # ----------------------------------------------------------------------
 # Masked LM
 # ----------------------------------------------------------------------
-def masked_lm_head(backbone):
+# Tasks that do not read the pooler (masked LM; RoBERTa's classifier,
+# which has its own dense layer on <s>) give it no gradient; that is
+# expected, not the user's mistake Keras warns about.
+warnings.filterwarnings(
+    "ignore", message=r"Gradients do not exist for variables \['pooler/")
+
+
+def masked_lm_head(backbone, activation=None):
     """BERT's MLM head (dense + activation + LayerNorm, logits through the
-    tied token embedding plus a bias), configured from the backbone."""
+    tied token embedding plus a bias), configured from the backbone.
+    `activation`: the head's own where the family fixes it (RoBERTa's is
+    always GELU); by default the backbone's."""
     return MaskedLMHead(
         backbone.token_embedding,
-        activation=backbone.activation,
+        activation=activation or backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon,
         kernel_initializer=backbone.kernel_initializer(),
         dtype=backbone.dtype_policy,
@@ -53,6 +65,80 @@ def masked_lm_compile_args(learning_rate):
         "loss": token_loss(),
         "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy()],
     }
+
+
+class MaskedLM(Task):
+    """A backbone with its masked-LM head, scoring the tokens at
+    `mask_positions`; `fill_mask` for prompts.
+
+    Subclasses set `backbone_cls` and `preprocessor_cls` (a masked-LM
+    preprocessor: it masks raw text and gives the original ids as
+    labels), and `head_activation` where the family fixes the head's.
+    """
+
+    extra_input_names = ("mask_positions",)
+    pretrained_heads = ("mlm_head",)
+    head_activation = None  # None: the backbone's activation
+
+    def __init__(self, backbone, preprocessor=None, **kwargs):
+        # === Layers ===
+        head = masked_lm_head(backbone, self.head_activation)
+        # === Functional model ===
+        inputs, backbone_inputs = task_inputs(backbone,
+                                              self.extra_input_names)
+        outputs = backbone(backbone_inputs)
+        logits = head(outputs["sequence_output"], inputs["mask_positions"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        self.mlm_head = head
+
+    def default_compile_args(self):
+        return masked_lm_compile_args(learning_rate=5e-5)
+
+    def fill_mask(self, texts, top_k=5):
+        """Predict the tokens behind each mask token ("[MASK]", "<mask>")
+        in `texts`.
+
+        Returns, per text, a list with one entry per mask: the `top_k`
+        `(token, probability)` pairs, most likely first.
+        """
+        if self.preprocessor is None:
+            raise ValueError("fill_mask needs the task's preprocessor.")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or \
+                top_k < 1:
+            raise ValueError(
+                f"fill_mask: top_k must be a positive integer (candidates "
+                f"per mask); got {top_k!r} ({type(top_k).__name__}).")
+        if isinstance(texts, str):
+            texts = [texts]
+        elif isinstance(texts, tuple) or hasattr(texts, "__next__"):
+            texts = list(texts)
+        packed = self.preprocessor.pack(texts)
+        packed = {k: keras.ops.convert_to_numpy(v) for k, v in packed.items()}
+        tokenizer = self.preprocessor.tokenizer
+        mask_id = tokenizer.mask_token_id
+        is_mask = packed["token_ids"] == mask_id
+        if not is_mask.any(axis=1).all():
+            raise ValueError(f'Every text needs at least one '
+                             f'"{tokenizer.id_to_token(mask_id)}".')
+        width = int(is_mask.sum(axis=1).max())
+        positions = np.zeros((len(texts), width), "int32")
+        for row, mask_row in enumerate(is_mask):
+            found = np.flatnonzero(mask_row)
+            positions[row, :len(found)] = found
+        logits = self.predict_on_batch({**packed, "mask_positions": positions})
+        probabilities = keras.ops.convert_to_numpy(
+            keras.ops.softmax(logits, axis=-1))
+        results = []
+        for row, mask_row in enumerate(is_mask):
+            per_mask = []
+            for slot in range(int(mask_row.sum())):
+                best = np.argsort(-probabilities[row, slot])[:top_k]
+                per_mask.append([(tokenizer.id_to_token(i),
+                                  float(probabilities[row, slot, i]))
+                                 for i in best])
+            results.append(per_mask)
+        return results
 
 
 # ----------------------------------------------------------------------
@@ -94,6 +180,12 @@ class SequenceClassifier(Task):
             num_classes, use_bias=self.classifier_use_bias,
             kernel_initializer=backbone.kernel_initializer(),
             dtype=backbone.dtype_policy, name="classifier")
+        # === Config === (set first: a family's `pool` may read it, and
+        # the backbone, when it adds layers of its own)
+        self.backbone = backbone
+        self.num_classes = int(num_classes)
+        self.dropout = dropout
+        self.problem_type = problem_type
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
@@ -101,13 +193,11 @@ class SequenceClassifier(Task):
         logits = classifier(dropout_layer(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)
-        # === Config ===
-        self.num_classes = int(num_classes)
-        self.dropout = dropout
-        self.problem_type = problem_type
 
     def pool(self, inputs, backbone_outputs):
-        """`(batch, hidden)`: the one vector the classifier reads."""
+        """`(batch, hidden)`: the one vector the classifier reads (after
+        dropout). It may pass through layers of the family's own head,
+        made here (`self.backbone`, `self.dropout` are set)."""
         raise NotImplementedError
 
     def task_config(self):
