@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import kzoo
-from conftest import make_tiny_roberta
+from roberta_testing import make_tiny_roberta
 from helpers import check_backbone, to_numpy
 from kzoo.models.arguments import ArgumentError
 from kzoo.models.roberta.backbone import roberta_position_ids

@@ -7,27 +7,11 @@ import pytest
 import tensorflow as tf
 
 import kzoo
-from conftest import MASK_ID, ROBERTA_PRESET
+from roberta_testing import HARD_TEXTS as HARD, MASK_ID, ROBERTA_PRESET
 from helpers import id_lists, to_numpy
 
 transformers = pytest.importorskip("transformers")
 
-HARD = [
-    "Hello world",
-    "The <mask> sat on the mat.",
-    "a<mask>b <mask><mask>  \t<mask>",  # <mask> swallows the space before
-    "Ünïcödé: café, naïve, résumé, Ångström",
-    "日本語のテキスト and 中文 mixed in",
-    "emoji 🙂 👨‍👩‍👧 🇫🇷 flags",
-    "   whitespace    runs \n\n\t between  \r\n words   ",
-    "<s>typed</s> specials <pad> <unk> stay whole",
-    "don't 'told you I'll they're",
-    "<|endoftext|> is just text to RoBERTa",
-    "\u3000<mask>\u00a0unicode spaces\u2003<mask>",
-    "",
-    " ",
-    "numbers 1234567 3.14159 and symbols @#$%^&*()",
-]
 PAIRS = (["The first text.", "短い", "x" * 40],
          ["and the second one", "🙂 <mask> ok", "y y y y y y y y"])
 

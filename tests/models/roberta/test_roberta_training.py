@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import kzoo
-from conftest import ROBERTA_PRESET, make_tiny_roberta
+from roberta_testing import ROBERTA_PRESET, make_tiny_roberta
 from helpers import AUSTEN_NOVELS, austen_passages, to_numpy
 
 SEQ = 32
