@@ -10,7 +10,7 @@ import warnings
 import keras
 import numpy as np
 
-from kzoo.layers import MaskedLMHead
+from kzoo.layers import MaskedLMHead, get_activation
 from kzoo.models import classification, labels
 from kzoo.models.arguments import FRACTION, Optional
 from kzoo.models.classification import SINGLE_LABEL, check_problem_type
@@ -149,9 +149,10 @@ class SequenceClassifier(Task):
     dense(num_classes), for classification, multi-label classification or
     regression (`problem_type`, see `kzoo.models.classification`).
 
-    Subclasses set `backbone_cls`/`preprocessor_cls`, `classifier_use_bias`
-    and implement `pool(inputs, backbone_outputs)`; the classifier's kernel
-    starts from the backbone's `kernel_initializer()`.
+    Subclasses set `backbone_cls`/`preprocessor_cls`, `classifier_use_bias`,
+    `hidden_activation`, and implement `pool(inputs, backbone_outputs)`;
+    the classifier's kernels start from the backbone's
+    `kernel_initializer()`.
 
     Args:
         backbone: the family's backbone.
@@ -165,6 +166,10 @@ class SequenceClassifier(Task):
     """
 
     classifier_use_bias = True
+    # Heads with a hidden layer of their own before the projection
+    # (RoBERTa's, and ELECTRA's and BART's: dropout -> dense + activation
+    # -> dropout -> projection) name its activation; None: no such layer.
+    hidden_activation = None
     # Checked before __init__ (kzoo.models.arguments); num_classes and
     # problem_type by check_problem_type, whose messages say more.
     argument_spec = {"dropout": Optional(FRACTION)}
@@ -180,24 +185,30 @@ class SequenceClassifier(Task):
             num_classes, use_bias=self.classifier_use_bias,
             kernel_initializer=backbone.kernel_initializer(),
             dtype=backbone.dtype_policy, name="classifier")
-        # === Config === (set first: a family's `pool` may read it, and
-        # the backbone, when it adds layers of its own)
-        self.backbone = backbone
-        self.num_classes = int(num_classes)
-        self.dropout = dropout
-        self.problem_type = problem_type
+        hidden = None
+        if self.hidden_activation is not None:
+            hidden = keras.layers.Dense(
+                backbone.hidden_dim,
+                kernel_initializer=backbone.kernel_initializer(),
+                dtype=backbone.dtype_policy, name="classifier_dense")
+            hidden_activation = get_activation(self.hidden_activation)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
         pooled = self.pool(inputs, backbone(backbone_inputs))
+        if hidden is not None:
+            # dropout -> dense + activation, then the same dropout again.
+            pooled = hidden_activation(hidden(dropout_layer(pooled)))
         logits = classifier(dropout_layer(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)
+        # === Config ===
+        self.num_classes = int(num_classes)
+        self.dropout = dropout
+        self.problem_type = problem_type
 
     def pool(self, inputs, backbone_outputs):
-        """`(batch, hidden)`: the one vector the classifier reads (after
-        dropout). It may pass through layers of the family's own head,
-        made here (`self.backbone`, `self.dropout` are set)."""
+        """`(batch, hidden)`: the one vector the classifier reads."""
         raise NotImplementedError
 
     def task_config(self):

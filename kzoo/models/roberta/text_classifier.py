@@ -1,7 +1,5 @@
 """RoBERTa for text (and text-pair) classification."""
 
-import keras
-
 from kzoo.models.registry import register
 from kzoo.models.roberta.backbone import RobertaBackbone
 from kzoo.models.roberta.preprocessor import RobertaPreprocessor
@@ -31,15 +29,7 @@ class RobertaTextClassifier(SequenceClassifier):
 
     backbone_cls = RobertaBackbone
     preprocessor_cls = RobertaPreprocessor
+    hidden_activation = "tanh"
 
     def pool(self, inputs, backbone_outputs):
-        backbone = self.backbone
-        dropout = keras.layers.Dropout(
-            self.dropout, dtype=backbone.dtype_policy,
-            name="classifier_dense_dropout")
-        dense = keras.layers.Dense(
-            backbone.hidden_dim, activation="tanh",
-            kernel_initializer=backbone.kernel_initializer(),
-            dtype=backbone.dtype_policy, name="classifier_dense")
-        first = backbone_outputs["sequence_output"][:, 0, :]  # <s>
-        return dense(dropout(first))  # (batch, hidden)
+        return backbone_outputs["sequence_output"][:, 0, :]  # <s>
