@@ -28,6 +28,14 @@ from kzoo.models.gpt2 import (
     GPT2Preprocessor,
     GPT2Tokenizer,
 )
+from kzoo.models.roberta import (
+    RobertaBackbone,
+    RobertaMaskedLM,
+    RobertaMaskedLMPreprocessor,
+    RobertaPreprocessor,
+    RobertaTextClassifier,
+    RobertaTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

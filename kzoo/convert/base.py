@@ -54,11 +54,13 @@ from kzoo.models.registry import get_class
 MODEL_TYPE_MODULES = {
     "bert": "bert",
     "gpt2": "gpt2",
+    "roberta": "roberta",
 }
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "bert": "bert",
     "gpt2": "gpt2",
+    "roberta": "roberta",
 }
 
 _CONVERTERS = {}  # model_type -> Converter instance

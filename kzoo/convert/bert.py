@@ -93,6 +93,7 @@ class BertConverter(Converter):
         "BertForSequenceClassification": "BertTextClassifier",
     }
     backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
+    no_pooler_architectures = _NO_POOLER
     pretraining_tasks = (
         ("BertPretrainer", ("cls.predictions.transform.dense.weight",
                             "cls.seq_relationship.weight")),
@@ -211,7 +212,7 @@ class BertConverter(Converter):
                 *layer_norm(f"{hf}.output.LayerNorm", block.output_layer_norm,
                             group),
             ]
-        no_pooler = any(a in _NO_POOLER
+        no_pooler = any(a in self.no_pooler_architectures
                         for a in config.get("architectures") or [])
         specs += linear(
             "pooler.dense", backbone.get_layer("pooler"), "pooler",

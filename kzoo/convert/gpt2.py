@@ -157,31 +157,11 @@ class GPT2Converter(Converter):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.gpt2.tokenizer import GPT2Tokenizer
-        preset_dir = Path(preset_dir)
-        vocab_path = preset_dir / "vocab.json"
-        merges_path = preset_dir / "merges.txt"
-        if checkpoint.has("vocab.json") and checkpoint.has("merges.txt"):
-            shutil.copyfile(checkpoint.file("vocab.json"), vocab_path)
-            shutil.copyfile(checkpoint.file("merges.txt"), merges_path)
-            source = "vocab.json + merges.txt"
-        else:
-            model = (checkpoint.json("tokenizer.json") or {}).get("model") or {}
-            if model.get("type") != "BPE" or not isinstance(
-                    model.get("vocab"), dict):
-                report.notes.append(
-                    "no vocab.json/merges.txt or BPE tokenizer.json: the "
-                    "preset has no tokenizer")
-                return None
-            vocab_path.write_text(json.dumps(model["vocab"]),
-                                  encoding="utf-8")
-            merges = [m if isinstance(m, str) else " ".join(m)
-                      for m in model.get("merges") or []]
-            merges_path.write_text("#version: 0.2\n" + "\n".join(merges)
-                                   + "\n", encoding="utf-8")
-            source = "tokenizer.json"
-        report.notes.append(f"tokenizer: byte-level BPE from {source}")
-        return self.checked_tokenizer(checkpoint, lambda: GPT2Tokenizer(
-            str(vocab_path), str(merges_path)))
+        paths = write_bpe_files(checkpoint, preset_dir, report)
+        if paths is None:
+            return None
+        return self.checked_tokenizer(checkpoint,
+                                      lambda: GPT2Tokenizer(*paths))
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
@@ -244,6 +224,36 @@ class GPT2Converter(Converter):
             json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
         (dest / "special_tokens_map.json").write_text(
             json.dumps(special, indent=2) + "\n", encoding="utf-8")
+
+
+def write_bpe_files(checkpoint, preset_dir, report):
+    """Write a byte-level BPE checkpoint's `vocab.json` and `merges.txt`
+    into `preset_dir` (copied, or taken from a BPE `tokenizer.json`);
+    returns their paths as strings, or None (noted in the report) when the
+    checkpoint has neither."""
+    preset_dir = Path(preset_dir)
+    vocab_path = preset_dir / "vocab.json"
+    merges_path = preset_dir / "merges.txt"
+    if checkpoint.has("vocab.json") and checkpoint.has("merges.txt"):
+        shutil.copyfile(checkpoint.file("vocab.json"), vocab_path)
+        shutil.copyfile(checkpoint.file("merges.txt"), merges_path)
+        source = "vocab.json + merges.txt"
+    else:
+        model = (checkpoint.json("tokenizer.json") or {}).get("model") or {}
+        if model.get("type") != "BPE" or not isinstance(
+                model.get("vocab"), dict):
+            report.notes.append(
+                "no vocab.json/merges.txt or BPE tokenizer.json: the "
+                "preset has no tokenizer")
+            return None
+        vocab_path.write_text(json.dumps(model["vocab"]), encoding="utf-8")
+        merges = [m if isinstance(m, str) else " ".join(m)
+                  for m in model.get("merges") or []]
+        merges_path.write_text("#version: 0.2\n" + "\n".join(merges)
+                               + "\n", encoding="utf-8")
+        source = "tokenizer.json"
+    report.notes.append(f"tokenizer: byte-level BPE from {source}")
+    return str(vocab_path), str(merges_path)
 
 
 def _conv1d(prefix, dense, group):

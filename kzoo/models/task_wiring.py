@@ -5,9 +5,12 @@ A family's task is then configuration: which backbone output a classifier
 reads (`pool`), how its dense layer is initialised, whether it has a bias.
 """
 
-import keras
+import warnings
 
-from kzoo.layers import MaskedLMHead
+import keras
+import numpy as np
+
+from kzoo.layers import MaskedLMHead, get_activation
 from kzoo.models import classification, labels
 from kzoo.models.arguments import FRACTION, Optional
 from kzoo.models.classification import SINGLE_LABEL, check_problem_type
@@ -31,12 +34,21 @@ def task_inputs(backbone, extra_names=()):
 # ----------------------------------------------------------------------
 # Masked LM
 # ----------------------------------------------------------------------
-def masked_lm_head(backbone):
+# Tasks that do not read the pooler (masked LM; RoBERTa's classifier,
+# which has its own dense layer on <s>) give it no gradient; that is
+# expected, not the user's mistake Keras warns about.
+warnings.filterwarnings(
+    "ignore", message=r"Gradients do not exist for variables \['pooler/")
+
+
+def masked_lm_head(backbone, activation=None):
     """BERT's MLM head (dense + activation + LayerNorm, logits through the
-    tied token embedding plus a bias), configured from the backbone."""
+    tied token embedding plus a bias), configured from the backbone.
+    `activation`: the head's own where the family fixes it (RoBERTa's is
+    always GELU); by default the backbone's."""
     return MaskedLMHead(
         backbone.token_embedding,
-        activation=backbone.activation,
+        activation=activation or backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon,
         kernel_initializer=backbone.kernel_initializer(),
         dtype=backbone.dtype_policy,
@@ -55,6 +67,80 @@ def masked_lm_compile_args(learning_rate):
     }
 
 
+class MaskedLM(Task):
+    """A backbone with its masked-LM head, scoring the tokens at
+    `mask_positions`; `fill_mask` for prompts.
+
+    Subclasses set `backbone_cls` and `preprocessor_cls` (a masked-LM
+    preprocessor: it masks raw text and gives the original ids as
+    labels), and `head_activation` where the family fixes the head's.
+    """
+
+    extra_input_names = ("mask_positions",)
+    pretrained_heads = ("mlm_head",)
+    head_activation = None  # None: the backbone's activation
+
+    def __init__(self, backbone, preprocessor=None, **kwargs):
+        # === Layers ===
+        head = masked_lm_head(backbone, self.head_activation)
+        # === Functional model ===
+        inputs, backbone_inputs = task_inputs(backbone,
+                                              self.extra_input_names)
+        outputs = backbone(backbone_inputs)
+        logits = head(outputs["sequence_output"], inputs["mask_positions"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        self.mlm_head = head
+
+    def default_compile_args(self):
+        return masked_lm_compile_args(learning_rate=5e-5)
+
+    def fill_mask(self, texts, top_k=5):
+        """Predict the tokens behind each mask token ("[MASK]", "<mask>")
+        in `texts`.
+
+        Returns, per text, a list with one entry per mask: the `top_k`
+        `(token, probability)` pairs, most likely first.
+        """
+        if self.preprocessor is None:
+            raise ValueError("fill_mask needs the task's preprocessor.")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or \
+                top_k < 1:
+            raise ValueError(
+                f"fill_mask: top_k must be a positive integer (candidates "
+                f"per mask); got {top_k!r} ({type(top_k).__name__}).")
+        if isinstance(texts, str):
+            texts = [texts]
+        elif isinstance(texts, tuple) or hasattr(texts, "__next__"):
+            texts = list(texts)
+        packed = self.preprocessor.pack(texts)
+        packed = {k: keras.ops.convert_to_numpy(v) for k, v in packed.items()}
+        tokenizer = self.preprocessor.tokenizer
+        mask_id = tokenizer.mask_token_id
+        is_mask = packed["token_ids"] == mask_id
+        if not is_mask.any(axis=1).all():
+            raise ValueError(f'Every text needs at least one '
+                             f'"{tokenizer.id_to_token(mask_id)}".')
+        width = int(is_mask.sum(axis=1).max())
+        positions = np.zeros((len(texts), width), "int32")
+        for row, mask_row in enumerate(is_mask):
+            found = np.flatnonzero(mask_row)
+            positions[row, :len(found)] = found
+        logits = self.predict_on_batch({**packed, "mask_positions": positions})
+        probabilities = keras.ops.convert_to_numpy(
+            keras.ops.softmax(logits, axis=-1))
+        results = []
+        for row, mask_row in enumerate(is_mask):
+            per_mask = []
+            for slot in range(int(mask_row.sum())):
+                best = np.argsort(-probabilities[row, slot])[:top_k]
+                per_mask.append([(tokenizer.id_to_token(i),
+                                  float(probabilities[row, slot, i]))
+                                 for i in best])
+            results.append(per_mask)
+        return results
+
+
 # ----------------------------------------------------------------------
 # Sequence classification
 # ----------------------------------------------------------------------
@@ -63,9 +149,10 @@ class SequenceClassifier(Task):
     dense(num_classes), for classification, multi-label classification or
     regression (`problem_type`, see `kzoo.models.classification`).
 
-    Subclasses set `backbone_cls`/`preprocessor_cls`, `classifier_use_bias`
-    and implement `pool(inputs, backbone_outputs)`; the classifier's kernel
-    starts from the backbone's `kernel_initializer()`.
+    Subclasses set `backbone_cls`/`preprocessor_cls`, `classifier_use_bias`,
+    `hidden_activation`, and implement `pool(inputs, backbone_outputs)`;
+    the classifier's kernels start from the backbone's
+    `kernel_initializer()`.
 
     Args:
         backbone: the family's backbone.
@@ -79,6 +166,10 @@ class SequenceClassifier(Task):
     """
 
     classifier_use_bias = True
+    # Heads with a hidden layer of their own before the projection
+    # (RoBERTa's, and ELECTRA's and BART's: dropout -> dense + activation
+    # -> dropout -> projection) name its activation; None: no such layer.
+    hidden_activation = None
     # Checked before __init__ (kzoo.models.arguments); num_classes and
     # problem_type by check_problem_type, whose messages say more.
     argument_spec = {"dropout": Optional(FRACTION)}
@@ -94,10 +185,20 @@ class SequenceClassifier(Task):
             num_classes, use_bias=self.classifier_use_bias,
             kernel_initializer=backbone.kernel_initializer(),
             dtype=backbone.dtype_policy, name="classifier")
+        hidden = None
+        if self.hidden_activation is not None:
+            hidden = keras.layers.Dense(
+                backbone.hidden_dim,
+                kernel_initializer=backbone.kernel_initializer(),
+                dtype=backbone.dtype_policy, name="classifier_dense")
+            hidden_activation = get_activation(self.hidden_activation)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
         pooled = self.pool(inputs, backbone(backbone_inputs))
+        if hidden is not None:
+            # dropout -> dense + activation, then the same dropout again.
+            pooled = hidden_activation(hidden(dropout_layer(pooled)))
         logits = classifier(dropout_layer(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)

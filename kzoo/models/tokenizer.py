@@ -282,7 +282,8 @@ class Tokenizer(keras.layers.Layer):
         # copy is refused here, where the cause is known.
         records = assets.metadata.get("tokenizer") or {}
         for argument, filename in tokenizer_cls.asset_files.items():
-            path = assets.file(filename)
+            path = _asset_file(tokenizer_cls, assets, filename,
+                               records.get(filename) or {})
             expected = (records.get(filename) or {}).get("sha256")
             if expected and sha256_of(path) != expected:
                 raise TokenizerAssetError(
@@ -303,6 +304,23 @@ class Tokenizer(keras.layers.Layer):
                 copy_file(source, dest)
         write_json(preset_dir / "tokenizer.json",
                    class_entry(self, self.get_config()))
+
+
+def _asset_file(tokenizer_cls, preset, filename, record):
+    """The path of a preset's tokenizer file: in the preset folder; or,
+    for a file the preset declares `"remote"` (one that kzoo cannot ship,
+    such as RoBERTa's fairseq-id `vocab.json`), where the preset's weights
+    come from: the cache, else fetched and converted with them."""
+    if preset.has(filename) or not record.get("remote"):
+        return preset.file(filename)
+    try:
+        return preset.weights_file(filename)
+    except presets.MissingWeightsError as e:
+        raise TokenizerAssetError(
+            f"{tokenizer_cls.__name__}: preset {preset.name!r} does not ship "
+            f"its {filename}; it comes with the checkpoint's weights, and "
+            f"none could be had.\n{e}\nThe model itself builds without it: "
+            "Backbone.from_preset(..., load_weights=False).") from None
 
 
 def _keep_copy(source):

@@ -40,7 +40,8 @@ def cases():
                       r"must be 2-D \(batch, sequence\); got shape \(5,\)"),
         "mismatched_shapes": (change("padding_mask",
                                      lambda b, x: np.ones((2, 7), "int32")),
-                              "every input must have the batch and sequence length of"),
+                              "every input must have the batch and "
+                              "sequence length of"),
         "python_lists": (change("token_ids", lambda b, x: x.tolist()),
                          "got a Python list"),
         "too_long": (lambda b, inputs: {

@@ -29,7 +29,7 @@ def _copied_preset(name, tmp_path):
     preset = presets.resolve(name)
     entry = preset.json("tokenizer.json")
     source = presets.resolve(entry.get("assets_from") or name)
-    dest = tmp_path / name
+    dest = tmp_path / preset.path.name  # a name, or a stand-in folder
     shutil.copytree(preset.path, dest)
     for filename in source.path.iterdir():
         if not (dest / filename.name).exists():

@@ -33,6 +33,9 @@ class BertPreprocessor(Preprocessor):
 
     tokenizer_cls = BertTokenizer
     max_segments = 2
+    # Separator tokens between two texts: BERT's one [SEP]; families that
+    # pack the same way with two (RoBERTa's </s></s>) say so.
+    separators_between = 1
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
                  **kwargs):
@@ -44,7 +47,9 @@ class BertPreprocessor(Preprocessor):
         self.truncate = truncate
 
     def special_token_count(self, num_segments):
-        return 1 + num_segments  # [CLS], and a [SEP] after every text
+        # [CLS], a [SEP] after every text, and the extra separators.
+        return 1 + num_segments + \
+            (self.separators_between - 1) * (num_segments - 1)
 
     def setup(self):
         tokenizer = self.tokenizer
@@ -52,6 +57,7 @@ class BertPreprocessor(Preprocessor):
         self.packer = keras_hub.layers.MultiSegmentPacker(
             start_value=tokenizer.cls_token_id,
             end_value=tokenizer.sep_token_id,
+            sep_value=[tokenizer.sep_token_id] * self.separators_between,
             pad_value=PAD_MARK,
             truncate=self.truncate,
             sequence_length=self.sequence_length,

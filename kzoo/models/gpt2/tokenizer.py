@@ -57,6 +57,10 @@ class GPT2Tokenizer(Tokenizer):
     """
 
     asset_files = {"vocabulary": "vocab.json", "merges": "merges.txt"}
+    # Tokens the vocabulary must hold and a text never splits (typed in a
+    # text, each is its id). Byte-level BPE families built on this one
+    # (RoBERTa) name their own.
+    special_tokens = (END_OF_TEXT,)
 
     def __init__(self, vocabulary=None, merges=None, **kwargs):
         super().__init__(**kwargs)
@@ -64,29 +68,32 @@ class GPT2Tokenizer(Tokenizer):
         self.set_assets(vocabulary=vocabulary, merges=merges)
 
     def read_assets(self, vocabulary, merges):
+        name = type(self).__name__
         vocab = read_json_asset(vocabulary)
         if not isinstance(vocab, dict) or not vocab or not all(
                 isinstance(k, str) and isinstance(v, int)
                 for k, v in vocab.items()):
             raise TokenizerAssetError(
-                f"GPT2Tokenizer: vocabulary={str(vocabulary)!r} is not a "
+                f"{name}: vocabulary={str(vocabulary)!r} is not a "
                 "vocab.json: that is a non-empty JSON object mapping each "
                 "token to its id.")
-        if END_OF_TEXT not in vocab:
+        missing = [t for t in self.special_tokens if t not in vocab]
+        if missing:
             raise TokenizerAssetError(
-                f"Vocabulary {vocabulary} lacks GPT-2's special token "
-                f"{END_OF_TEXT!r}.")
+                f"Vocabulary {vocabulary} lacks {name}'s special token"
+                f"{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(map(repr, missing))}.")
         rules = read_lines_asset(merges)
         if not any(rule and not rule.startswith("#version:")
                    for rule in rules):
             raise TokenizerAssetError(
-                f"GPT2Tokenizer: merges={str(merges)!r} holds no merge "
+                f"{name}: merges={str(merges)!r} holds no merge "
                 "rules; the file is empty or not a merges.txt.")
         for number, rule in enumerate(rules, start=1):
             if not rule.lstrip().startswith("#version:") and \
                     len(rule.split(" ")) != 2:
                 raise TokenizerAssetError(
-                    f"GPT2Tokenizer: merges={str(merges)!r}, line {number}: "
+                    f"{name}: merges={str(merges)!r}, line {number}: "
                     f"{rule[:40]!r} is not a merge rule (two tokens and one "
                     "space); the file is corrupt or not a merges.txt.")
         # See tokenize_tf: NUL needs a stand-in in tf graphs, which is exact
@@ -97,7 +104,7 @@ class GPT2Tokenizer(Tokenizer):
         return _GPT2BytePairTokenizer(
             vocabulary=vocab,
             merges=rules,
-            unsplittable_tokens=[END_OF_TEXT],
+            unsplittable_tokens=list(self.special_tokens),
             dtype="int32",
         )
 

@@ -1,0 +1,241 @@
+"""RoBERTa <-> Hugging Face `transformers` (`RobertaModel`,
+`RobertaForMaskedLM`, `RobertaForSequenceClassification`).
+
+The encoder's tensors are BERT's, under the prefix "roberta." (so
+`BertConverter.backbone_specs` names them); the heads are RoBERTa's own:
+
+    HF                                          kzoo
+    roberta.embeddings.position_embeddings      position_embedding (514 rows:
+                                                512 + padding index + 1)
+    roberta.embeddings.token_type_embeddings    segment_embedding (1 row)
+    roberta.embeddings..., roberta.encoder...,  as BERT's (see bert.py)
+    roberta.pooler
+    lm_head.dense                               mlm_head/transform
+    lm_head.layer_norm                          mlm_head/layer_norm
+    lm_head.bias                                mlm_head/bias
+    lm_head.decoder.{weight,bias}               (tied to the token embedding
+                                                and lm_head.bias)
+    classifier.dense                            classifier_dense
+    classifier.out_proj                         classifier
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+from kzoo.convert.base import (
+    Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
+    register_converter)
+from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
+from kzoo.convert.errors import ConversionError
+from kzoo.convert.gpt2 import write_bpe_files
+from kzoo.models.classification import hf_config_fields
+
+# Hugging Face RobertaConfig defaults, for configs that leave a field out.
+HF_DEFAULTS = {
+    "vocab_size": 50265, "hidden_size": 768, "num_hidden_layers": 12,
+    "num_attention_heads": 12, "intermediate_size": 3072,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1, "max_position_embeddings": 512,
+    "type_vocab_size": 2, "initializer_range": 0.02,
+    "layer_norm_eps": 1e-12, "pad_token_id": 1, "bos_token_id": 0,
+    "eos_token_id": 2, "position_embedding_type": "absolute",
+}
+
+_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>",
+                   "unk_token": "<unk>", "sep_token": "</s>",
+                   "pad_token": "<pad>", "cls_token": "<s>",
+                   "mask_token": "<mask>"}
+
+
+@register_converter
+class RobertaConverter(BertConverter):
+    model_types = ("roberta",)
+    family = "roberta"
+    backbone_class = "RobertaBackbone"
+    base_model_prefix = "roberta"
+    hf_defaults = HF_DEFAULTS
+    # max_sequence_length is derived (see backbone_kwargs); RoBERTa has
+    # no segment input.
+    config_fields = {
+        "vocabulary_size": "vocab_size",
+        "num_layers": "num_hidden_layers",
+        "num_heads": "num_attention_heads",
+        "hidden_dim": "hidden_size",
+        "intermediate_dim": "intermediate_size",
+        "dropout": "hidden_dropout_prob",
+        "attention_dropout": "attention_probs_dropout_prob",
+        "layer_norm_epsilon": "layer_norm_eps",
+        "initializer_range": "initializer_range",
+        "pad_token_id": "pad_token_id",
+    }
+    architectures = {
+        "RobertaModel": None,
+        "RobertaForMaskedLM": "RobertaMaskedLM",
+        "RobertaForSequenceClassification": "RobertaTextClassifier",
+    }
+    no_pooler_architectures = ("RobertaForMaskedLM",
+                               "RobertaForSequenceClassification",
+                               "RobertaForCausalLM",
+                               "RobertaForTokenClassification",
+                               "RobertaForQuestionAnswering")
+    pretraining_tasks = (("RobertaMaskedLM", ("lm_head.dense.weight",)),)
+
+    # ------------------------------------------------------------------
+    # Import
+    # ------------------------------------------------------------------
+    def backbone_kwargs(self, config):
+        # BERT's checks (absolute positions, an encoder, a known
+        # activation) and fields, then RoBERTa's own.
+        kwargs = super().backbone_kwargs(config)
+        types = self.hf_value(config, "type_vocab_size")
+        if types != 1:
+            raise ConversionError(
+                f"type_vocab_size={types!r}: kzoo's RobertaBackbone has the "
+                "one token type of the original RoBERTa (type_vocab_size=1).")
+        pad = kwargs["pad_token_id"]
+        positions = self.hf_value(config, "max_position_embeddings")
+        if not isinstance(pad, int) or not isinstance(positions, int) or \
+                positions <= pad + 1:
+            raise ConversionError(
+                f"max_position_embeddings={positions!r} with pad_token_id="
+                f"{pad!r}: RoBERTa numbers positions after the padding index, "
+                "so the table needs more than pad_token_id + 1 rows (514 "
+                "for 512 positions with pad_token_id=1).")
+        # The table's first pad_token_id + 1 rows are never a real token's.
+        return {**kwargs, "max_sequence_length": positions - pad - 1}
+
+    def task_kwargs(self, task_name, config, checkpoint=None):
+        if task_name == "RobertaTextClassifier":
+            dropout = config.get("classifier_dropout")
+            return {**classifier_kwargs(config),
+                    "dropout": None if dropout is None else float(dropout)}
+        return {}
+
+    def detect_task(self, checkpoint):
+        task = Converter.detect_task(self, checkpoint)
+        if task is None and not checkpoint.architectures:
+            names = {self.canonical_name(n)
+                     for n in checkpoint.tensors.names()}
+            if "lm_head.dense.weight" in names:
+                return "RobertaMaskedLM"
+        return task
+
+    def task_names(self):
+        return Converter.task_names(self)
+
+    def head_specs(self, task, task_name, config):
+        if task_name == "RobertaMaskedLM":
+            head = task.mlm_head
+            return [
+                *linear("lm_head.dense", head.transform, "mlm head",
+                        part="head"),
+                *layer_norm("lm_head.layer_norm", head.layer_norm,
+                            "mlm head", part="head"),
+                WeightSpec("lm_head.bias", head.bias, part="head",
+                           alternatives=("lm_head.decoder.bias",),
+                           group="mlm head"),
+            ]
+        if task_name == "RobertaTextClassifier":
+            return [
+                *linear("classifier.dense", task.get_layer("classifier_dense"),
+                        "classifier", part="head"),
+                *linear("classifier.out_proj", task.get_layer("classifier"),
+                        "classifier", part="head"),
+            ]
+        return []
+
+    def tied_tensors(self, task_name):
+        if task_name == "RobertaMaskedLM":
+            return {"lm_head.decoder.weight":
+                    "embeddings.word_embeddings.weight",
+                    "lm_head.decoder.bias": "lm_head.bias"}
+        return {}
+
+    # ------------------------------------------------------------------
+    # Tokenizer
+    # ------------------------------------------------------------------
+    def write_tokenizer(self, checkpoint, preset_dir, report):
+        from kzoo.models.roberta.tokenizer import RobertaTokenizer
+        paths = write_bpe_files(checkpoint, preset_dir, report)
+        if paths is None:
+            return None
+        return self.checked_tokenizer(checkpoint,
+                                      lambda: RobertaTokenizer(*paths))
+
+    def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
+        if tokenizer is None:
+            return None
+        from kzoo.models.roberta.preprocessor import RobertaPreprocessor
+        # The masked-LM preprocessor takes this config too (a subclass).
+        length = self.backbone_kwargs(config)["max_sequence_length"]
+        return RobertaPreprocessor(tokenizer, sequence_length=length)
+
+    # ------------------------------------------------------------------
+    # Export
+    # ------------------------------------------------------------------
+    def hf_architecture(self, model):
+        return Converter.hf_architecture(self, model)
+
+    def hf_config(self, model, architecture, tokenizer=None):
+        backbone = getattr(model, "backbone", model)
+        pad = backbone.pad_token_id
+        config = {
+            "architectures": [architecture],
+            "model_type": "roberta",
+            "vocab_size": backbone.vocabulary_size,
+            "hidden_size": backbone.hidden_dim,
+            "num_hidden_layers": backbone.num_layers,
+            "num_attention_heads": backbone.num_heads,
+            "intermediate_size": backbone.intermediate_dim,
+            "hidden_act": _EXPORT_ACTIVATIONS.get(backbone.activation,
+                                                  backbone.activation),
+            "hidden_dropout_prob": backbone.dropout,
+            "attention_probs_dropout_prob": backbone.attention_dropout,
+            "max_position_embeddings": backbone.max_sequence_length + pad + 1,
+            "type_vocab_size": 1,
+            "initializer_range": backbone.initializer_range,
+            "layer_norm_eps": backbone.layer_norm_epsilon,
+            "position_embedding_type": "absolute",
+            "pad_token_id": pad,
+            "bos_token_id": (tokenizer.start_token_id if tokenizer is not None
+                             else 0),
+            "eos_token_id": (tokenizer.end_token_id if tokenizer is not None
+                             else 2),
+            "tie_word_embeddings": True,
+            "dtype": "float32",
+        }
+        if architecture == "RobertaForSequenceClassification":
+            config.update(hf_config_fields(model.num_classes,
+                                           model.problem_type))
+            config["classifier_dropout"] = (
+                None if model.dropout == backbone.dropout else model.dropout)
+        return config
+
+    def export_tokenizer(self, tokenizer, dest, config):
+        dest = Path(dest)
+        shutil.copyfile(tokenizer.vocabulary, dest / "vocab.json")
+        shutil.copyfile(tokenizer.merges, dest / "merges.txt")
+        # Each special token as the original declares it: `<mask>` strips
+        # the whitespace before it, as kzoo's tokenizer does.
+        added = {
+            str(tokenizer.token_to_id(token)): {
+                "content": token, "lstrip": token == "<mask>",
+                "rstrip": False, "normalized": False, "single_word": False,
+                "special": True}
+            for token in tokenizer.special_tokens}
+        tokenizer_config = {
+            "tokenizer_class": "RobertaTokenizer",
+            "add_prefix_space": False,
+            "model_max_length": config["max_position_embeddings"]
+            - config["pad_token_id"] - 1,
+            "added_tokens_decoder": added,
+            **_SPECIAL_TOKENS,
+        }
+        (dest / "tokenizer_config.json").write_text(
+            json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
+        (dest / "special_tokens_map.json").write_text(
+            json.dumps(_SPECIAL_TOKENS, indent=2) + "\n", encoding="utf-8")
+
+    def export_extras(self, model, dest, config):
+        pass  # no sentence-transformers layout (BERT's embedder only)

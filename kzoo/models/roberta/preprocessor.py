@@ -1,0 +1,60 @@
+"""RoBERTa's input packing: <s> a </s> (</s> b </s>), padding."""
+
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models.registry import register
+from kzoo.models.roberta.tokenizer import RobertaTokenizer
+
+
+@register
+class RobertaPreprocessor(BertPreprocessor):
+    """Raw text (one string per example, or a tuple of two lists for
+    sentence pairs) -> `token_ids`, `padding_mask`, packed as the original:
+    `<s> A </s>` and `<s> A </s></s> B </s>`, padded with `<pad>`.
+
+    BERT's packing with RoBERTa's tokens (`<s>` for [CLS], `</s>` for
+    [SEP], two of them between the texts) and no segment ids: RoBERTa has
+    one token type.
+
+    Args:
+        tokenizer: a `RobertaTokenizer`.
+        sequence_length: packed length; longer inputs are truncated. At
+            least 2 (`<s>`, `</s>`); 4 for pairs.
+        truncate: `"round_robin"` (trim the longer text first, one token at
+            a time) or `"waterfall"`.
+
+    Example:
+    ```python
+    preprocessor = kzoo.RobertaPreprocessor.from_preset(
+        "roberta_base_en", sequence_length=16)
+    preprocessor(["The quick brown fox."])
+    preprocessor((["The fox."], ["It jumped."]))
+    ```
+    """
+
+    tokenizer_cls = RobertaTokenizer
+    separators_between = 2
+
+    def _pack(self, x):
+        packed = super()._pack(x)
+        del packed["segment_ids"]  # one token type: no segment input
+        return packed
+
+
+@register
+class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
+                                  BertMaskedLMPreprocessor):
+    """Raw text -> masked inputs (x), original ids (y), weights, for
+    RoBERTa's masked LM: RoBERTa's packing, then BERT's masking (15% of
+    the tokens selected, 80% `<mask>`, 10% random, 10% kept; never a
+    special token). Masks are drawn afresh on every call, so every epoch
+    sees new ones: RoBERTa's dynamic masking.
+
+    x: `token_ids` (masked), `padding_mask`, `mask_positions`.
+    y: the original ids at `mask_positions`.
+    sample_weight: 1 for real selections, 0 where fewer were selected.
+
+    Args: `RobertaPreprocessor`'s, and `mask_selection_rate`,
+    `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
+    `kzoo.BertMaskedLMPreprocessor`).
+    """

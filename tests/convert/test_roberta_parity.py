@@ -1,0 +1,188 @@
+"""kzoo vs Hugging Face `transformers` RoBERTa on the same random
+checkpoints (odd shapes, non-default epsilon, padding index and
+activation; left padding and a `<pad>` inside the text, which RoBERTa's
+position numbering skips): every output within 1e-5 on the backend
+KERAS_BACKEND names; kzoo -> HF gives back the original tensors bit for
+bit and transformers loads the export with the same outputs; the exported
+tokenizer is the same tokenizer to transformers."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import export_hf
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from roberta_testing import HARD_TEXTS, ROBERTA_PRESET
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"RobertaModel": "RobertaBackbone",
+              "RobertaForMaskedLM": "RobertaMaskedLM",
+              "RobertaForSequenceClassification": "RobertaTextClassifier"}
+CONFIGS = {
+    # head_dim 12 with 3 heads, tanh GELU, 37 positions after the padding
+    # index.
+    "odd36": dict(vocab_size=99, hidden_size=36, num_hidden_layers=2,
+                  num_attention_heads=3, intermediate_size=50,
+                  max_position_embeddings=40, type_vocab_size=1,
+                  layer_norm_eps=1e-7, hidden_act="gelu_new", num_labels=3,
+                  pad_token_id=1),
+    # 5 heads of 7, ReLU, padding index 3, its own classifier dropout.
+    "odd35": dict(vocab_size=61, hidden_size=35, num_hidden_layers=3,
+                  num_attention_heads=5, intermediate_size=9,
+                  max_position_embeddings=24, type_vocab_size=1,
+                  layer_norm_eps=1e-5, hidden_act="relu", num_labels=5,
+                  pad_token_id=3, classifier_dropout=0.3,
+                  hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.05),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+
+
+def make_hf_roberta(architecture, config_name, seed=0):
+    """A transformers RoBERTa with every parameter randomised (LayerNorm
+    scales too, so a swapped gamma/beta cannot pass)."""
+    config = transformers.RobertaConfig(**CONFIGS[config_name])
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(config).eval()
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            scale = name.endswith(("LayerNorm.weight", "layer_norm.weight"))
+            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+    model.tie_weights()
+    return model
+
+
+def random_inputs(config, batch=3, seq=11, seed=0):
+    """Row 0 left-padded, row 1 right-padded, row 2 with a `<pad>` token
+    inside the text (attended to, but numbered as padding)."""
+    pad = config.pad_token_id
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
+    ids[ids == pad] = pad + 1
+    mask = np.ones((batch, seq), "int32")
+    mask[0, :3] = 0
+    mask[1, seq - 4:] = 0
+    ids[mask == 0] = pad
+    ids[2, 5] = pad
+    return {"token_ids": ids, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
+                    attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    name = type(model).__name__
+    if name == "RobertaModel":
+        return {"sequence_output": out.last_hidden_state.numpy(),
+                "pooled_output": out.pooler_output.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+def kzoo_outputs(model, inputs):
+    import keras
+    if isinstance(model, kzoo.RobertaMaskedLM):
+        batch, seq = inputs["token_ids"].shape
+        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+        out = model({**inputs, "mask_positions": positions})
+        return {"logits": keras.ops.convert_to_numpy(out)}
+    out = model(inputs)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"logits": keras.ops.convert_to_numpy(out)}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_roberta")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_roberta(arch, config)
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs,
+                              hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "RobertaModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert backbone.pad_token_id == hf_config.pad_token_id
+    assert backbone.max_sequence_length == \
+        hf_config.max_position_embeddings - hf_config.pad_token_id - 1
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    assert backbone.activation == hf_config.hidden_act
+    if arch == "RobertaForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.dropout == (hf_config.classifier_dropout
+                                 or hf_config.hidden_dropout_prob)
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    tied = {"lm_head.decoder.weight", "lm_head.decoder.bias"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(checkpoints, tmp_path):
+    """A classifier with the RoBERTa-format tokenizer: transformers'
+    AutoTokenizer reads the export and tokenizes and packs as kzoo does
+    (`<mask>` stripping the space before it included)."""
+    preprocessor = kzoo.RobertaPreprocessor.from_preset(ROBERTA_PRESET,
+                                                        sequence_length=24)
+    task = kzoo.RobertaTextClassifier(
+        kzoo.RobertaBackbone(vocabulary_size=50262, num_layers=1,
+                             num_heads=2, hidden_dim=8, intermediate_dim=16,
+                             max_sequence_length=24),
+        num_classes=2, preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    tokenizer = preprocessor.tokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
+    packed = preprocessor(pairs)
+    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
+                            padding="max_length", truncation=True,
+                            max_length=24)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+
+
+def test_checkpoint_with_two_token_types_is_refused(tmp_path):
+    from kzoo.convert import ConversionError
+    config = transformers.RobertaConfig(**{**CONFIGS["odd36"],
+                                           "type_vocab_size": 2})
+    transformers.RobertaModel(config).save_pretrained(tmp_path / "two")
+    with pytest.raises(ConversionError, match="type_vocab_size=2.*one token "
+                                              "type"):
+        kzoo.RobertaBackbone.from_preset(str(tmp_path / "two"))
