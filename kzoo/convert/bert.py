@@ -308,7 +308,8 @@ class BertConverter(Converter):
             "hidden_dropout_prob": backbone.dropout,
             "attention_probs_dropout_prob": backbone.attention_dropout,
             "max_position_embeddings": backbone.max_sequence_length,
-            "type_vocab_size": backbone.num_segments,
+            # (Families with one token type have no num_segments.)
+            "type_vocab_size": getattr(backbone, "num_segments", 1),
             "initializer_range": backbone.initializer_range,
             "layer_norm_eps": backbone.layer_norm_epsilon,
             "position_embedding_type": "absolute",
@@ -317,7 +318,8 @@ class BertConverter(Converter):
             "tie_word_embeddings": True,
             "dtype": "float32",
         }
-        if architecture == "BertForSequenceClassification":
+        # (RoBERTa's converter and its subclasses start from this config.)
+        if architecture.endswith("ForSequenceClassification"):
             config.update(hf_config_fields(model.num_classes,
                                            model.problem_type))
             config["classifier_dropout"] = (

@@ -157,11 +157,8 @@ class GPT2Converter(Converter):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.gpt2.tokenizer import GPT2Tokenizer
-        paths = write_bpe_files(checkpoint, preset_dir, report)
-        if paths is None:
-            return None
-        return self.checked_tokenizer(checkpoint,
-                                      lambda: GPT2Tokenizer(*paths))
+        return write_bpe_tokenizer(self, checkpoint, preset_dir, report,
+                                   GPT2Tokenizer)
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
@@ -254,6 +251,18 @@ def write_bpe_files(checkpoint, preset_dir, report):
         source = "tokenizer.json"
     report.notes.append(f"tokenizer: byte-level BPE from {source}")
     return str(vocab_path), str(merges_path)
+
+
+def write_bpe_tokenizer(converter, checkpoint, preset_dir, report,
+                        tokenizer_cls):
+    """`write_bpe_files`, then the `tokenizer_cls` (a byte-level BPE
+    tokenizer class) on them, checked by `converter` against the
+    checkpoint's own tokenizer; None where the checkpoint has none."""
+    paths = write_bpe_files(checkpoint, preset_dir, report)
+    if paths is None:
+        return None
+    return converter.checked_tokenizer(checkpoint,
+                                       lambda: tokenizer_cls(*paths))
 
 
 def _conv1d(prefix, dense, group):

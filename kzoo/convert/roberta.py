@@ -26,10 +26,9 @@ from pathlib import Path
 from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
     register_converter)
-from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
+from kzoo.convert.bert import BertConverter
 from kzoo.convert.errors import ConversionError
-from kzoo.convert.gpt2 import write_bpe_files
-from kzoo.models.classification import hf_config_fields
+from kzoo.convert.gpt2 import write_bpe_tokenizer
 
 # Hugging Face RobertaConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {
@@ -58,15 +57,8 @@ class RobertaConverter(BertConverter):
     # max_sequence_length is derived (see backbone_kwargs); RoBERTa has
     # no segment input.
     config_fields = {
-        "vocabulary_size": "vocab_size",
-        "num_layers": "num_hidden_layers",
-        "num_heads": "num_attention_heads",
-        "hidden_dim": "hidden_size",
-        "intermediate_dim": "intermediate_size",
-        "dropout": "hidden_dropout_prob",
-        "attention_dropout": "attention_probs_dropout_prob",
-        "layer_norm_epsilon": "layer_norm_eps",
-        "initializer_range": "initializer_range",
+        **{name: field for name, field in BertConverter.config_fields.items()
+           if name not in ("max_sequence_length", "num_segments")},
         "pad_token_id": "pad_token_id",
     }
     architectures = {
@@ -157,11 +149,8 @@ class RobertaConverter(BertConverter):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.roberta.tokenizer import RobertaTokenizer
-        paths = write_bpe_files(checkpoint, preset_dir, report)
-        if paths is None:
-            return None
-        return self.checked_tokenizer(checkpoint,
-                                      lambda: RobertaTokenizer(*paths))
+        return write_bpe_tokenizer(self, checkpoint, preset_dir, report,
+                                   RobertaTokenizer)
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
@@ -178,38 +167,20 @@ class RobertaConverter(BertConverter):
         return Converter.hf_architecture(self, model)
 
     def hf_config(self, model, architecture, tokenizer=None):
+        # BERT's config, with RoBERTa's positions, token type and ids.
+        config = super().hf_config(model, architecture, tokenizer)
         backbone = getattr(model, "backbone", model)
         pad = backbone.pad_token_id
-        config = {
-            "architectures": [architecture],
+        config.update({
             "model_type": "roberta",
-            "vocab_size": backbone.vocabulary_size,
-            "hidden_size": backbone.hidden_dim,
-            "num_hidden_layers": backbone.num_layers,
-            "num_attention_heads": backbone.num_heads,
-            "intermediate_size": backbone.intermediate_dim,
-            "hidden_act": _EXPORT_ACTIVATIONS.get(backbone.activation,
-                                                  backbone.activation),
-            "hidden_dropout_prob": backbone.dropout,
-            "attention_probs_dropout_prob": backbone.attention_dropout,
             "max_position_embeddings": backbone.max_sequence_length + pad + 1,
             "type_vocab_size": 1,
-            "initializer_range": backbone.initializer_range,
-            "layer_norm_eps": backbone.layer_norm_epsilon,
-            "position_embedding_type": "absolute",
             "pad_token_id": pad,
             "bos_token_id": (tokenizer.start_token_id if tokenizer is not None
                              else 0),
             "eos_token_id": (tokenizer.end_token_id if tokenizer is not None
                              else 2),
-            "tie_word_embeddings": True,
-            "dtype": "float32",
-        }
-        if architecture == "RobertaForSequenceClassification":
-            config.update(hf_config_fields(model.num_classes,
-                                           model.problem_type))
-            config["classifier_dropout"] = (
-                None if model.dropout == backbone.dropout else model.dropout)
+        })
         return config
 
     def export_tokenizer(self, tokenizer, dest, config):

@@ -6,10 +6,10 @@ from keras import ops
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import (
     CausalPaddingMask,
-    TransformerBlock,
     causal_mask,
     token_and_position_embeddings,
 )
+from kzoo.layers.encoder_stack import transformer_stack
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import register
 
@@ -70,15 +70,11 @@ class GPT2Backbone(Backbone):
             vocabulary_size, max_sequence_length, hidden_dim, init, dtype)
         embeddings_dropout = keras.layers.Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
-        blocks = [
-            TransformerBlock(
-                num_heads, intermediate_dim, activation=activation,
-                dropout=dropout, attention_dropout=attention_dropout,
-                layer_norm_epsilon=layer_norm_epsilon, normalize_first=True,
-                kernel_initializer=init, dtype=dtype,
-                name=f"transformer_layer_{i}")
-            for i in range(num_layers)
-        ]
+        blocks = transformer_stack(
+            num_layers, num_heads, intermediate_dim, activation=activation,
+            dropout=dropout, attention_dropout=attention_dropout,
+            layer_norm_epsilon=layer_norm_epsilon, normalize_first=True,
+            kernel_initializer=init, dtype=dtype)
         layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=dtype, name="layer_norm")
         attention_mask_layer = CausalPaddingMask(

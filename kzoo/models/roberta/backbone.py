@@ -5,7 +5,8 @@ import keras
 from keras import ops
 
 from kzoo.distribution.layouts import transformer_rules
-from kzoo.layers import TransformerBlock, TokenEmbedding
+from kzoo.layers import TokenEmbedding
+from kzoo.layers.encoder_stack import post_ln_encoder
 from kzoo.models.arguments import NON_NEGATIVE_INT, ArgumentError
 from kzoo.models.backbone import Backbone
 from kzoo.models.bert.backbone import bert_kernel_initializer
@@ -87,23 +88,6 @@ class RobertaBackbone(Backbone):
         segment_embedding = keras.layers.Embedding(
             1, hidden_dim, embeddings_initializer=init, dtype=dtype,
             name="segment_embedding")
-        embeddings_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=dtype,
-            name="embeddings_layer_norm")
-        embeddings_dropout = keras.layers.Dropout(
-            dropout, dtype=dtype, name="embeddings_dropout")
-        blocks = [
-            TransformerBlock(
-                num_heads, intermediate_dim, activation=activation,
-                dropout=dropout, attention_dropout=attention_dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=init, dtype=dtype,
-                name=f"transformer_layer_{i}")
-            for i in range(num_layers)
-        ]
-        pooler = keras.layers.Dense(
-            hidden_dim, activation="tanh", kernel_initializer=init,
-            dtype=dtype, name="pooler")
 
         # === Functional model ===
         token_ids = keras.Input((None,), dtype="int32", name="token_ids")
@@ -113,12 +97,12 @@ class RobertaBackbone(Backbone):
         x = (token_embedding(token_ids)  # (batch, seq, hidden)
              + position_embedding(positions)
              + segment_embedding(ops.zeros_like(token_ids)))
-        x = embeddings_dropout(embeddings_layer_norm(x))
-        # (batch, 1, seq): every query may attend to every real token.
-        attention_mask = ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
-        for block in blocks:
-            x = block(x, attention_mask=attention_mask)
-        pooled = pooler(x[:, 0, :])  # (batch, hidden)
+        x, pooled = post_ln_encoder(
+            x, padding_mask, num_layers=num_layers, num_heads=num_heads,
+            hidden_dim=hidden_dim, intermediate_dim=intermediate_dim,
+            dropout=dropout, attention_dropout=attention_dropout,
+            activation=activation, layer_norm_epsilon=layer_norm_epsilon,
+            kernel_initializer=init, dtype=dtype)
 
         super().__init__(
             inputs={"token_ids": token_ids, "padding_mask": padding_mask},

@@ -1,0 +1,62 @@
+"""The layers every transformer family stacks the same way, built once.
+
+A family's backbone sums its own embeddings (that is where the families
+differ: BERT's segments, RoBERTa's positions after the padding index, a
+factorised projection, ...), then hands the sum to these builders. The
+layer names are the ones presets' weight files and the converters use, so
+a family built from them loads the same files it did when it built them
+itself.
+"""
+
+import keras
+from keras import ops
+
+from kzoo.layers.transformer_block import TransformerBlock
+
+
+def transformer_stack(num_layers, num_heads, intermediate_dim,
+                      **block_kwargs):
+    """`num_layers` `TransformerBlock`s named `transformer_layer_{i}`;
+    `block_kwargs` go to every block (activation, dropouts, epsilon,
+    `normalize_first`, `kernel_initializer`, `dtype`, ...)."""
+    return [TransformerBlock(num_heads, intermediate_dim,
+                             name=f"transformer_layer_{i}", **block_kwargs)
+            for i in range(num_layers)]
+
+
+def padding_attention_mask(padding_mask):
+    """`(batch, seq)` -> `(batch, 1, seq)` bool: every query may attend to
+    every real token (an encoder's mask)."""
+    return ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
+
+
+def post_ln_encoder(embeddings, padding_mask, *, num_layers, num_heads,
+                    hidden_dim, intermediate_dim, dropout, attention_dropout,
+                    activation, layer_norm_epsilon, kernel_initializer,
+                    dtype=None, pooler=True):
+    """BERT's encoder body on summed embeddings `(batch, seq, hidden)`:
+    LayerNorm (`embeddings_layer_norm`) and dropout on the embeddings,
+    post-LayerNorm blocks, and optionally the `pooler` (dense + tanh on
+    the first token).
+
+    Returns `(sequence_output, pooled_output)`; `pooled_output` is None
+    without a pooler.
+    """
+    x = keras.layers.LayerNormalization(
+        epsilon=layer_norm_epsilon, dtype=dtype,
+        name="embeddings_layer_norm")(embeddings)
+    x = keras.layers.Dropout(dropout, dtype=dtype,
+                             name="embeddings_dropout")(x)
+    attention_mask = padding_attention_mask(padding_mask)
+    for block in transformer_stack(
+            num_layers, num_heads, intermediate_dim, activation=activation,
+            dropout=dropout, attention_dropout=attention_dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            kernel_initializer=kernel_initializer, dtype=dtype):
+        x = block(x, attention_mask=attention_mask)
+    if not pooler:
+        return x, None
+    pooled = keras.layers.Dense(
+        hidden_dim, activation="tanh", kernel_initializer=kernel_initializer,
+        dtype=dtype, name="pooler")(x[:, 0, :])  # (batch, hidden)
+    return x, pooled
