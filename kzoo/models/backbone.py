@@ -1,5 +1,7 @@
 """Backbone: the pretrained network itself, as a functional Keras model."""
 
+import re
+
 import keras
 import numpy as np
 
@@ -12,6 +14,10 @@ from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.tensors import concrete_numpy
 from kzoo.utils.weights import load_weights_checked
+
+
+# A numbered block of a stack: transformer_layer_0, ...
+_BLOCK_NAME = re.compile(r".*_\d+")
 
 
 class Backbone(CheckedArguments, keras.Model):
@@ -215,6 +221,25 @@ class Backbone(CheckedArguments, keras.Model):
             cls.layout_rules(), device_mesh,
             model_parallel_dim_name=model_parallel_dim_name,
             data_parallel_dim_name=data_parallel_dim_name)
+
+    # ------------------------------------------------------------------
+    # Fine-tuning
+    # ------------------------------------------------------------------
+    def layer_groups(self):
+        """The layers with weights in groups, bottom to top, for layer-wise
+        learning rates and gradual unfreezing (`kzoo.training`): the
+        layers before the first numbered block (`..._<i>`: the
+        embeddings), then one group per block, the layers after the last
+        block (a pooler, a final LayerNorm) joining its group. A family
+        whose layers are not numbered blocks overrides this."""
+        groups = [[]]
+        for layer in self.layers:
+            if not layer.weights:
+                continue
+            if _BLOCK_NAME.fullmatch(layer.name):
+                groups.append([])
+            groups[-1].append(layer.name)
+        return [group for group in groups if group]
 
     # ------------------------------------------------------------------
     # Presets

@@ -12,7 +12,7 @@ from kzoo.models.arguments import ArgumentError, CheckedArguments, describe
 from kzoo.models.backbone import Backbone
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.registry import class_entry, get_class
-from kzoo.training.schedules import WarmupLinearDecay
+from kzoo.training.schedules import PlannedSchedule
 from kzoo.utils.files import atomic_write
 from kzoo.utils.weights import load_weights_checked
 
@@ -195,12 +195,13 @@ class Task(CheckedArguments, keras.Model):
                                shuffle=False, **kwargs)
 
     def _plan_learning_rate(self, data, batch_size, fit_kwargs):
-        """Let the default schedule (warmup, then linear decay to 0) span
-        the steps this `fit` will take; see `kzoo.training.schedules`."""
+        """Let kzoo's schedules (the default: warmup, then linear decay to
+        0) span the steps this `fit` will take; see
+        `kzoo.training.schedules`."""
         # Keras keeps the schedule in `_learning_rate`; only kzoo's own
         # schedule is planned, a user's optimizer is left as it is.
         schedule = getattr(self.optimizer, "_learning_rate", None)
-        if not isinstance(schedule, WarmupLinearDecay):
+        if not isinstance(schedule, PlannedSchedule):
             return
         steps = fit_kwargs.get("steps_per_epoch") or _steps_per_epoch(
             data, batch_size)

@@ -1,6 +1,17 @@
-"""Training defaults shared by every task."""
+"""Training: the default fine-tuning recipe and the seeds' techniques
+(layer-wise learning rates, slanted triangular rates, gradual
+unfreezing), shared by every task."""
 
+from kzoo.training.layerwise import (
+    GradualUnfreezing, LayerwiseAdam, LayerwiseAdamW, LayerwiseMixin,
+    LayerwiseSGD, decayed_scales, layer_groups)
 from kzoo.training.optimizers import default_optimizer
-from kzoo.training.schedules import WarmupLinearDecay
+from kzoo.training.schedules import (
+    PlannedSchedule, SlantedTriangular, WarmupLinearDecay)
 
-__all__ = ["default_optimizer", "WarmupLinearDecay"]
+__all__ = [
+    "GradualUnfreezing", "LayerwiseAdam", "LayerwiseAdamW", "LayerwiseMixin",
+    "LayerwiseSGD", "PlannedSchedule", "SlantedTriangular",
+    "WarmupLinearDecay", "decayed_scales", "default_optimizer",
+    "layer_groups",
+]

@@ -1,4 +1,5 @@
-"""BERT's learning-rate schedule: linear warmup, then linear decay to 0.
+"""Learning-rate schedules that span each `fit`: BERT's (linear warmup,
+then linear decay to 0) and ULMFiT's slanted triangular one.
 
 Devlin et al. fine-tuned (and pretrained) with the learning rate rising
 linearly from 0 over the first 10% of the steps, then falling linearly to
@@ -17,8 +18,47 @@ import keras
 from keras import ops
 
 
+class PlannedSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """A schedule over a number of steps that `Task.fit` sets (`plan`):
+    each `fit` call runs the whole schedule over its own steps. Until a
+    plan is set (or when `fit` cannot tell how many steps it will run) the
+    rate is constant at its peak."""
+
+    def __init__(self, peak, total_steps=None, start_step=0):
+        if float(peak) <= 0:
+            raise ValueError(f"The peak learning rate must be > 0; got "
+                             f"{peak}.")
+        self.peak = float(peak)
+        self.total_steps = None if total_steps is None else int(total_steps)
+        self.start_step = int(start_step)
+
+    def plan(self, total_steps, start_step):
+        """Span `total_steps` optimizer steps from `start_step`. Returns
+        whether anything changed (a compiled train step must then be
+        traced again, since it read the old numbers as constants)."""
+        new = (None if total_steps is None else max(1, int(total_steps)),
+               int(start_step))
+        changed = new != (self.total_steps, self.start_step)
+        self.total_steps, self.start_step = new
+        return changed
+
+    def __call__(self, step):
+        if self.total_steps is None:
+            return ops.convert_to_tensor(self.peak, "float32")
+        step = ops.cast(step, "float32") - float(self.start_step)
+        return self.peak * self.factor(step, float(self.total_steps))
+
+    def factor(self, step, total):
+        """The fraction of the peak at `step` (a float tensor) of `total`."""
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"peak": self.peak, "total_steps": self.total_steps,
+                "start_step": self.start_step}
+
+
 @keras.saving.register_keras_serializable(package="kzoo")
-class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+class WarmupLinearDecay(PlannedSchedule):
     """`peak * step / warmup` for the first `warmup_fraction` of the steps,
     then `peak * (total - step) / (total - warmup)`, never below 0.
 
@@ -34,39 +74,62 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         if not 0.0 <= float(warmup_fraction) < 1.0:
             raise ValueError(
                 f"warmup_fraction must be in [0, 1); got {warmup_fraction}.")
-        if float(peak) <= 0:
-            raise ValueError(f"The peak learning rate must be > 0; got "
-                             f"{peak}.")
-        self.peak = float(peak)
+        super().__init__(peak, total_steps, start_step)
         self.warmup_fraction = float(warmup_fraction)
-        self.total_steps = None if total_steps is None else int(total_steps)
-        self.start_step = int(start_step)
-
-    def plan(self, total_steps, start_step):
-        """Span `total_steps` optimizer steps from `start_step`. Returns
-        whether anything changed (a compiled train step must then be
-        traced again, since it read the old numbers as constants)."""
-        new = (None if total_steps is None else max(1, int(total_steps)),
-               int(start_step))
-        changed = new != (self.total_steps, self.start_step)
-        self.total_steps, self.start_step = new
-        return changed
 
     def warmup_steps(self):
         return int(self.warmup_fraction * self.total_steps)
 
-    def __call__(self, step):
-        if self.total_steps is None:
-            return ops.convert_to_tensor(self.peak, "float32")
-        step = ops.cast(step, "float32") - float(self.start_step)
-        total = float(self.total_steps)
+    def factor(self, step, total):
         warmup = float(self.warmup_steps())
         rising = step / max(warmup, 1.0)
         falling = (total - step) / max(total - warmup, 1.0)
-        factor = ops.where(step < warmup, rising, falling)
-        return self.peak * ops.clip(factor, 0.0, 1.0)
+        return ops.clip(ops.where(step < warmup, rising, falling), 0.0, 1.0)
 
     def get_config(self):
-        return {"peak": self.peak, "warmup_fraction": self.warmup_fraction,
-                "total_steps": self.total_steps,
-                "start_step": self.start_step}
+        return {**super().get_config(),
+                "warmup_fraction": self.warmup_fraction}
+
+
+@keras.saving.register_keras_serializable(package="kzoo")
+class SlantedTriangular(PlannedSchedule):
+    """ULMFiT's slanted triangular learning rate (Howard & Ruder, 2018,
+    eq. 3): a short linear rise over the first `cut_fraction` of the steps
+    from `peak / ratio` to `peak`, then a long linear fall back to
+    `peak / ratio`.
+
+    Args:
+        peak: the highest rate (ULMFiT: 0.01).
+        cut_fraction: share of the steps spent rising (0.1).
+        ratio: how much smaller the lowest rate is than the peak (32).
+        total_steps, start_step: as `WarmupLinearDecay`'s (`fit` plans).
+
+    Example:
+    ```python
+    optimizer = keras.optimizers.Adam(
+        kzoo.training.SlantedTriangular(0.01), beta_1=0.7, beta_2=0.99)
+    ```
+    """
+
+    def __init__(self, peak, cut_fraction=0.1, ratio=32.0, total_steps=None,
+                 start_step=0):
+        if not 0.0 < float(cut_fraction) < 1.0:
+            raise ValueError(
+                f"cut_fraction must be in (0, 1); got {cut_fraction}.")
+        if float(ratio) < 1.0:
+            raise ValueError(f"ratio must be >= 1; got {ratio}.")
+        super().__init__(peak, total_steps, start_step)
+        self.cut_fraction = float(cut_fraction)
+        self.ratio = float(ratio)
+
+    def factor(self, step, total):
+        cut = max(float(int(total * self.cut_fraction)), 1.0)
+        # p: 0 -> 1 over the rise, then 1 -> 0 at the last step.
+        fall = max(cut * (1.0 / self.cut_fraction - 1.0), 1.0)  # the paper's
+        p = ops.where(step < cut, step / cut, 1.0 - (step - cut) / fall)
+        p = ops.clip(p, 0.0, 1.0)
+        return (1.0 + p * (self.ratio - 1.0)) / self.ratio
+
+    def get_config(self):
+        return {**super().get_config(), "cut_fraction": self.cut_fraction,
+                "ratio": self.ratio}
