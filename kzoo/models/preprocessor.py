@@ -8,6 +8,7 @@ works on every backend (see `kzoo.models.text_tensors`).
 
 import functools
 import inspect
+import weakref
 from pathlib import Path
 
 import keras
@@ -185,9 +186,30 @@ class Preprocessor(keras.layers.Layer):
             raise ValueError(
                 f"{type(self).__name__} makes its own labels and weights; "
                 "pass texts only (got y or sample_weight).")
+        if not tf.executing_eagerly() and not kwargs:
+            return self._traced_call()(x, _array(y), _array(sample_weight))
         outputs = super().__call__(x, _array(y), _array(sample_weight),
                                    **kwargs)
         return eager_outputs(outputs)
+
+    def _traced_call(self):
+        """This preprocessor's graph, traced once per input signature.
+
+        Every `fit`/`evaluate`/`predict` on raw text maps the preprocessor
+        over a new `tf.data` pipeline, and tf.data traces its function
+        anew each time: for byte-level BPE that rebuilt thousands of graph
+        ops per call (seconds each). A `tf.function` keeps the traced
+        graph, so a new pipeline adds one call to it. (Kept outside the
+        layer's attributes: TensorFlow would track a tf.function there.)
+        """
+        traced = _TRACED_CALLS.get(self)
+        if traced is None:
+            layer_call = super().__call__
+            traced = tf.function(
+                lambda x, y, sample_weight: layer_call(x, y, sample_weight),
+                reduce_retracing=True, autograph=False)
+            _TRACED_CALLS[self] = traced
+        return traced
 
     def call(self, x, y=None, sample_weight=None):
         return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
@@ -297,6 +319,10 @@ def _batch_size(texts):
     if isinstance(texts, tf.RaggedTensor):
         return int(texts.nrows())
     return int(texts.shape[0]) if texts.shape.rank else None
+
+
+# Preprocessor -> its traced graph call (see Preprocessor._traced_call).
+_TRACED_CALLS = weakref.WeakKeyDictionary()
 
 
 def _array(values):
