@@ -30,6 +30,7 @@ from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_files
 from kzoo.models.classification import hf_config_fields
+from kzoo.models.registry import get_class
 
 # Hugging Face RobertaConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {
@@ -80,6 +81,11 @@ class RobertaConverter(BertConverter):
                                "RobertaForTokenClassification",
                                "RobertaForQuestionAnswering")
     pretraining_tasks = (("RobertaMaskedLM", ("lm_head.dense.weight",)),)
+    # The family's task classes (families built on RoBERTa's layout name
+    # their own).
+    masked_lm_task = "RobertaMaskedLM"
+    classifier_task = "RobertaTextClassifier"
+    preprocessor_class = "RobertaPreprocessor"
 
     # ------------------------------------------------------------------
     # Import
@@ -106,7 +112,7 @@ class RobertaConverter(BertConverter):
         return {**kwargs, "max_sequence_length": positions - pad - 1}
 
     def task_kwargs(self, task_name, config, checkpoint=None):
-        if task_name == "RobertaTextClassifier":
+        if task_name == self.classifier_task:
             dropout = config.get("classifier_dropout")
             return {**classifier_kwargs(config),
                     "dropout": None if dropout is None else float(dropout)}
@@ -118,14 +124,14 @@ class RobertaConverter(BertConverter):
             names = {self.canonical_name(n)
                      for n in checkpoint.tensors.names()}
             if "lm_head.dense.weight" in names:
-                return "RobertaMaskedLM"
+                return self.masked_lm_task
         return task
 
     def task_names(self):
         return Converter.task_names(self)
 
     def head_specs(self, task, task_name, config):
-        if task_name == "RobertaMaskedLM":
+        if task_name == self.masked_lm_task:
             head = task.mlm_head
             return [
                 *linear("lm_head.dense", head.transform, "mlm head",
@@ -136,7 +142,7 @@ class RobertaConverter(BertConverter):
                            alternatives=("lm_head.decoder.bias",),
                            group="mlm head"),
             ]
-        if task_name == "RobertaTextClassifier":
+        if task_name == self.classifier_task:
             return [
                 *linear("classifier.dense", task.get_layer("classifier_dense"),
                         "classifier", part="head"),
@@ -146,7 +152,7 @@ class RobertaConverter(BertConverter):
         return []
 
     def tied_tensors(self, task_name):
-        if task_name == "RobertaMaskedLM":
+        if task_name == self.masked_lm_task:
             return {"lm_head.decoder.weight":
                     "embeddings.word_embeddings.weight",
                     "lm_head.decoder.bias": "lm_head.bias"}
@@ -166,10 +172,10 @@ class RobertaConverter(BertConverter):
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
             return None
-        from kzoo.models.roberta.preprocessor import RobertaPreprocessor
         # The masked-LM preprocessor takes this config too (a subclass).
         length = self.backbone_kwargs(config)["max_sequence_length"]
-        return RobertaPreprocessor(tokenizer, sequence_length=length)
+        return get_class(self.preprocessor_class)(tokenizer,
+                                                  sequence_length=length)
 
     # ------------------------------------------------------------------
     # Export
@@ -182,7 +188,7 @@ class RobertaConverter(BertConverter):
         pad = backbone.pad_token_id
         config = {
             "architectures": [architecture],
-            "model_type": "roberta",
+            "model_type": self.model_types[0],
             "vocab_size": backbone.vocabulary_size,
             "hidden_size": backbone.hidden_dim,
             "num_hidden_layers": backbone.num_layers,
@@ -205,17 +211,25 @@ class RobertaConverter(BertConverter):
             "tie_word_embeddings": True,
             "dtype": "float32",
         }
-        if architecture == "RobertaForSequenceClassification":
+        if self.architectures.get(architecture) == self.classifier_task:
             config.update(hf_config_fields(model.num_classes,
                                            model.problem_type))
             config["classifier_dropout"] = (
                 None if model.dropout == backbone.dropout else model.dropout)
         return config
 
-    def export_tokenizer(self, tokenizer, dest, config):
-        dest = Path(dest)
+    # transformers' tokenizer class for the exported files, and its
+    # options beyond the special tokens.
+    hf_tokenizer_class = "RobertaTokenizer"
+    hf_tokenizer_options = {"add_prefix_space": False}
+
+    def export_tokenizer_files(self, tokenizer, dest):
         shutil.copyfile(tokenizer.vocabulary, dest / "vocab.json")
         shutil.copyfile(tokenizer.merges, dest / "merges.txt")
+
+    def export_tokenizer(self, tokenizer, dest, config):
+        dest = Path(dest)
+        self.export_tokenizer_files(tokenizer, dest)
         # Each special token as the original declares it: `<mask>` strips
         # the whitespace before it, as kzoo's tokenizer does.
         added = {
@@ -225,8 +239,8 @@ class RobertaConverter(BertConverter):
                 "special": True}
             for token in tokenizer.special_tokens}
         tokenizer_config = {
-            "tokenizer_class": "RobertaTokenizer",
-            "add_prefix_space": False,
+            "tokenizer_class": self.hf_tokenizer_class,
+            **self.hf_tokenizer_options,
             "model_max_length": config["max_position_embeddings"]
             - config["pad_token_id"] - 1,
             "added_tokens_decoder": added,
