@@ -36,6 +36,14 @@ from kzoo.models.roberta import (
     RobertaTextClassifier,
     RobertaTokenizer,
 )
+from kzoo.models.xlm_roberta import (
+    XLMRobertaBackbone,
+    XLMRobertaMaskedLM,
+    XLMRobertaMaskedLMPreprocessor,
+    XLMRobertaPreprocessor,
+    XLMRobertaTextClassifier,
+    XLMRobertaTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

@@ -62,17 +62,17 @@ ROBERTA_PRESETS = {
 }
 
 
-def source_metadata(name, spec):
+def source_metadata(name, spec, files=FILES):
     """Where from_preset fetches the weights and tokenizer files."""
     repo = spec["repo"]
     return {
         "huggingface": repo,
         "revision": "main",
         "url": f"{HF}/{repo}",
-        "files": [{"name": f} for f in FILES],
+        "files": [{"name": f} for f in files],
         "how_to_get": (
             "from_preset downloads and converts it on first use; offline, "
-            f"download {', '.join(FILES)} from {HF}/{repo} and run "
+            f"download {', '.join(files)} from {HF}/{repo} and run "
             f"`kzoo convert <that folder> ~/.cache/kzoo/{name} --task "
             "pretraining`"),
         "note": (

@@ -55,12 +55,14 @@ MODEL_TYPE_MODULES = {
     "bert": "bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
+    "xlm-roberta": "xlm_roberta",
 }
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "bert": "bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
+    "xlm_roberta": "xlm_roberta",
 }
 
 _CONVERTERS = {}  # model_type -> Converter instance

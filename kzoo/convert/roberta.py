@@ -29,6 +29,7 @@ from kzoo.convert.base import (
 from kzoo.convert.bert import BertConverter
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_tokenizer
+from kzoo.models.registry import get_class
 
 # Hugging Face RobertaConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {
@@ -72,6 +73,11 @@ class RobertaConverter(BertConverter):
                                "RobertaForTokenClassification",
                                "RobertaForQuestionAnswering")
     pretraining_tasks = (("RobertaMaskedLM", ("lm_head.dense.weight",)),)
+    # The family's task classes (families built on RoBERTa's layout name
+    # their own).
+    masked_lm_task = "RobertaMaskedLM"
+    classifier_task = "RobertaTextClassifier"
+    preprocessor_class = "RobertaPreprocessor"
 
     # ------------------------------------------------------------------
     # Import
@@ -98,7 +104,7 @@ class RobertaConverter(BertConverter):
         return {**kwargs, "max_sequence_length": positions - pad - 1}
 
     def task_kwargs(self, task_name, config, checkpoint=None):
-        if task_name == "RobertaTextClassifier":
+        if task_name == self.classifier_task:
             dropout = config.get("classifier_dropout")
             return {**classifier_kwargs(config),
                     "dropout": None if dropout is None else float(dropout)}
@@ -110,14 +116,14 @@ class RobertaConverter(BertConverter):
             names = {self.canonical_name(n)
                      for n in checkpoint.tensors.names()}
             if "lm_head.dense.weight" in names:
-                return "RobertaMaskedLM"
+                return self.masked_lm_task
         return task
 
     def task_names(self):
         return Converter.task_names(self)
 
     def head_specs(self, task, task_name, config):
-        if task_name == "RobertaMaskedLM":
+        if task_name == self.masked_lm_task:
             head = task.mlm_head
             return [
                 *linear("lm_head.dense", head.transform, "mlm head",
@@ -128,7 +134,7 @@ class RobertaConverter(BertConverter):
                            alternatives=("lm_head.decoder.bias",),
                            group="mlm head"),
             ]
-        if task_name == "RobertaTextClassifier":
+        if task_name == self.classifier_task:
             return [
                 *linear("classifier.dense", task.get_layer("classifier_dense"),
                         "classifier", part="head"),
@@ -138,7 +144,7 @@ class RobertaConverter(BertConverter):
         return []
 
     def tied_tensors(self, task_name):
-        if task_name == "RobertaMaskedLM":
+        if task_name == self.masked_lm_task:
             return {"lm_head.decoder.weight":
                     "embeddings.word_embeddings.weight",
                     "lm_head.decoder.bias": "lm_head.bias"}
@@ -155,10 +161,10 @@ class RobertaConverter(BertConverter):
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
             return None
-        from kzoo.models.roberta.preprocessor import RobertaPreprocessor
         # The masked-LM preprocessor takes this config too (a subclass).
         length = self.backbone_kwargs(config)["max_sequence_length"]
-        return RobertaPreprocessor(tokenizer, sequence_length=length)
+        return get_class(self.preprocessor_class)(tokenizer,
+                                                  sequence_length=length)
 
     # ------------------------------------------------------------------
     # Export
@@ -172,7 +178,7 @@ class RobertaConverter(BertConverter):
         backbone = getattr(model, "backbone", model)
         pad = backbone.pad_token_id
         config.update({
-            "model_type": "roberta",
+            "model_type": self.model_types[0],
             "max_position_embeddings": backbone.max_sequence_length + pad + 1,
             "type_vocab_size": 1,
             "pad_token_id": pad,
@@ -183,10 +189,18 @@ class RobertaConverter(BertConverter):
         })
         return config
 
-    def export_tokenizer(self, tokenizer, dest, config):
-        dest = Path(dest)
+    # transformers' tokenizer class for the exported files, and its
+    # options beyond the special tokens.
+    hf_tokenizer_class = "RobertaTokenizer"
+    hf_tokenizer_options = {"add_prefix_space": False}
+
+    def export_tokenizer_files(self, tokenizer, dest):
         shutil.copyfile(tokenizer.vocabulary, dest / "vocab.json")
         shutil.copyfile(tokenizer.merges, dest / "merges.txt")
+
+    def export_tokenizer(self, tokenizer, dest, config):
+        dest = Path(dest)
+        self.export_tokenizer_files(tokenizer, dest)
         # Each special token as the original declares it: `<mask>` strips
         # the whitespace before it, as kzoo's tokenizer does.
         added = {
@@ -196,8 +210,8 @@ class RobertaConverter(BertConverter):
                 "special": True}
             for token in tokenizer.special_tokens}
         tokenizer_config = {
-            "tokenizer_class": "RobertaTokenizer",
-            "add_prefix_space": False,
+            "tokenizer_class": self.hf_tokenizer_class,
+            **self.hf_tokenizer_options,
             "model_max_length": config["max_position_embeddings"]
             - config["pad_token_id"] - 1,
             "added_tokens_decoder": added,

@@ -6,6 +6,8 @@ KERAS_BACKEND names; kzoo -> HF gives back the original tensors bit for
 bit and transformers loads the export with the same outputs; the exported
 tokenizer is the same tokenizer to transformers."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -42,10 +44,13 @@ CONFIGS = {
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
-def make_hf_roberta(architecture, config_name, seed=0):
+def make_hf_roberta(architecture, config_name, seed=0, configs=CONFIGS):
     """A transformers RoBERTa with every parameter randomised (LayerNorm
     scales too, so a swapped gamma/beta cannot pass)."""
-    config = transformers.RobertaConfig(**CONFIGS[config_name])
+    # RobertaModel -> RobertaConfig, XLMRobertaForMaskedLM ->
+    # XLMRobertaConfig: families on RoBERTa's layout share these checks.
+    family = re.sub(r"(Model|For\w+)$", "", architecture)
+    config = getattr(transformers, f"{family}Config")(**configs[config_name])
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = getattr(transformers, architecture)(config).eval()
@@ -79,7 +84,7 @@ def hf_outputs(model, inputs):
         out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
                     attention_mask=torch.tensor(inputs["padding_mask"]).long())
     name = type(model).__name__
-    if name == "RobertaModel":
+    if name.endswith("Model"):
         return {"sequence_output": out.last_hidden_state.numpy(),
                 "pooled_output": out.pooler_output.numpy()}
     return {"logits": out.logits.numpy()}

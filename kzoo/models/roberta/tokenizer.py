@@ -10,41 +10,22 @@ BOS, PAD, EOS, UNK, MASK = "<s>", "<pad>", "</s>", "<unk>", "<mask>"
 
 # Whitespace as `tokenizers` sees it (Rust's `char::is_whitespace`, the
 # Unicode White_Space property), in RE2 syntax.
-_WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]"
+WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]"
 
 
-@register
-class RobertaTokenizer(GPT2Tokenizer):
-    """Byte-level BPE with RoBERTa's vocabulary.
-
-    RoBERTa's merges are GPT-2's, but its `vocab.json` maps the tokens to
-    fairseq's dictionary ids: `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3, the
-    BPE tokens, then `<mask>` last; so it is a different file from
-    GPT-2's. Typed in a text, each special token is its id; `<mask>` also
-    swallows the whitespace before it, as the original tokenizer's
-    (`lstrip=True`), so `"The <mask> sat."` masks the word " sat"'s
-    neighbour as a whole word would be: `["The", "<mask>", "Ġsat", "."]`.
-
-    Args:
-        vocabulary: path to RoBERTa's `vocab.json`.
-        merges: path to `merges.txt`.
-
-    `tokenize` adds no special tokens; `RobertaPreprocessor` packs
-    `<s> A </s>` and `<s> A </s></s> B </s>`.
-
-    Example:
-    ```python
-    tokenizer = kzoo.RobertaTokenizer.from_preset("roberta_base_en")
-    tokenizer("Hello world")            # [31414, 232]
-    ```
-    """
+class FairseqSpecialTokens:
+    """fairseq's special tokens, as the RoBERTa family numbers and types
+    them (mixed into RoBERTa's byte-level BPE and XLM-R's SentencePiece
+    tokenizers): `<s>` opens a text, `</s>` ends and separates, `<pad>`,
+    `<unk>`, and `<mask>`, which also swallows the whitespace before it, as
+    the original tokenizer's (`lstrip=True`)."""
 
     special_tokens = (BOS, PAD, EOS, UNK, MASK)
 
     def normalize(self, text):
         # `<mask>` strips the whitespace on its left (Hugging Face's
         # AddedToken("<mask>", lstrip=True)); no other special token does.
-        return tf.strings.regex_replace(text, _WHITESPACE + "+" + MASK, MASK)
+        return tf.strings.regex_replace(text, WHITESPACE + "+" + MASK, MASK)
 
     @property
     def start_token_id(self):
@@ -73,3 +54,30 @@ class RobertaTokenizer(GPT2Tokenizer):
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_tokens]
+
+
+@register
+class RobertaTokenizer(FairseqSpecialTokens, GPT2Tokenizer):
+    """Byte-level BPE with RoBERTa's vocabulary.
+
+    RoBERTa's merges are GPT-2's, but its `vocab.json` maps the tokens to
+    fairseq's dictionary ids: `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3, the
+    BPE tokens, then `<mask>` last; so it is a different file from
+    GPT-2's. Typed in a text, each special token is its id; `<mask>` also
+    swallows the whitespace before it, as the original tokenizer's
+    (`lstrip=True`), so `"The <mask> sat."` masks the word " sat"'s
+    neighbour as a whole word would be: `["The", "<mask>", "Ġsat", "."]`.
+
+    Args:
+        vocabulary: path to RoBERTa's `vocab.json`.
+        merges: path to `merges.txt`.
+
+    `tokenize` adds no special tokens; `RobertaPreprocessor` packs
+    `<s> A </s>` and `<s> A </s></s> B </s>`.
+
+    Example:
+    ```python
+    tokenizer = kzoo.RobertaTokenizer.from_preset("roberta_base_en")
+    tokenizer("Hello world")            # [31414, 232]
+    ```
+    """

@@ -1,0 +1,25 @@
+"""XLM-RoBERTa (Conneau et al., 2020): RoBERTa's encoder, trained on 100
+languages with a SentencePiece vocabulary of 250,002 tokens."""
+
+from kzoo.models.registry import register
+from kzoo.models.roberta.backbone import RobertaBackbone
+
+
+@register
+class XLMRobertaBackbone(RobertaBackbone):
+    """The XLM-R encoder: RoBERTa's architecture unchanged (post-LayerNorm
+    transformer, fairseq's position numbering after the padding index, one
+    token type); only the vocabulary differs. Arguments, inputs and
+    outputs: see `kzoo.RobertaBackbone`.
+
+    Example:
+    ```python
+    backbone = kzoo.XLMRobertaBackbone.from_preset("xlm_roberta_base_multi",
+                                                   load_weights=False)
+    outputs = backbone({"token_ids": np.array([[0, 35378, 8999, 2]]),
+                        "padding_mask": np.ones((1, 4), "int32")})
+    outputs["sequence_output"].shape  # (1, 4, 768)
+    ```
+    """
+
+    family = "xlm_roberta"

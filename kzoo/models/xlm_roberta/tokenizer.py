@@ -1,0 +1,54 @@
+"""XLM-R's tokenizer: a SentencePiece model with fairseq's ids."""
+
+import tensorflow as tf
+
+from kzoo.models.registry import register
+from kzoo.models.roberta.tokenizer import (BOS, EOS, MASK, PAD, UNK,
+                                           WHITESPACE, FairseqSpecialTokens)
+from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+
+# The SentencePiece model's own first pieces, which fairseq renumbers.
+_MODEL_SPECIALS = [UNK, BOS, EOS]
+
+
+@register
+class XLMRobertaTokenizer(FairseqSpecialTokens, SentencePieceTokenizer):
+    """SentencePiece with XLM-R's numbering, the original's (fairseq's
+    dictionary, as Hugging Face's `XLMRobertaTokenizer` builds it):
+    `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3, the model's piece `i` at
+    `i + 1` (the "fairseq offset"), except the model's own `<unk>`, `<s>`,
+    `</s>` (pieces 0-2), which are the ids above; `<mask>` last (250,001
+    in the released vocabulary of 250,002).
+
+    Whitespace is split as the original does (any Unicode whitespace run
+    is one word boundary); typed in a text, each special token is its id,
+    and `<mask>` swallows the whitespace before it.
+
+    Args:
+        proto: path to the `sentencepiece.bpe.model` (a SentencePiece
+            unigram model despite its name).
+
+    `tokenize` adds no special tokens; `XLMRobertaPreprocessor` packs
+    `<s> A </s>` and `<s> A </s></s> B </s>`.
+
+    Example:
+    ```python
+    tokenizer = kzoo.XLMRobertaTokenizer.from_preset("xlm_roberta_base_multi")
+    tokenizer("Hello world")            # [35378, 8999]
+    ```
+    """
+
+    asset_files = {"proto": "sentencepiece.bpe.model"}
+
+    def family_vocabulary(self, pieces):
+        if pieces[:3] != _MODEL_SPECIALS:
+            raise ValueError(
+                f"its first pieces are {pieces[:3]}; XLM-R's SentencePiece "
+                f"model starts with {_MODEL_SPECIALS}")
+        return [BOS, PAD, EOS, UNK, *pieces[3:], MASK]
+
+    def normalize(self, text):
+        # Hugging Face splits words on any whitespace before SentencePiece
+        # sees them (SentencePiece itself only on " ").
+        text = tf.strings.regex_replace(text, WHITESPACE + "+", " ")
+        return super().normalize(text)

@@ -1,0 +1,164 @@
+"""kzoo vs Hugging Face `transformers` XLM-RoBERTa (model_type
+"xlm-roberta") on the same random checkpoints (odd shapes, non-default
+epsilon, padding index and activation; left padding and a `<pad>` inside
+the text): every output within 1e-5 on the backend KERAS_BACKEND names;
+kzoo -> HF gives back the original tensors bit for bit and transformers
+loads the export with the same outputs; the exported tokenizer is the
+same tokenizer to transformers."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import export_hf
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from test_roberta_parity import (hf_outputs, kzoo_outputs, make_hf_roberta,
+                                 random_inputs)
+from xlm_roberta_testing import (HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
+                                 XLMR_VOCABULARY, hf_reference_tokenizer)
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"XLMRobertaModel": "XLMRobertaBackbone",
+              "XLMRobertaForMaskedLM": "XLMRobertaMaskedLM",
+              "XLMRobertaForSequenceClassification":
+                  "XLMRobertaTextClassifier"}
+CONFIGS = {
+    # 3 heads of 13, tanh GELU, 29 positions after the padding index.
+    "odd39": dict(vocab_size=83, hidden_size=39, num_hidden_layers=2,
+                  num_attention_heads=3, intermediate_size=45,
+                  max_position_embeddings=31, type_vocab_size=1,
+                  layer_norm_eps=1e-6, hidden_act="gelu_new", num_labels=3,
+                  pad_token_id=1),
+    # 7 heads of 5, ReLU, padding index 2, its own classifier dropout.
+    "odd35": dict(vocab_size=57, hidden_size=35, num_hidden_layers=3,
+                  num_attention_heads=7, intermediate_size=11,
+                  max_position_embeddings=21, type_vocab_size=1,
+                  layer_norm_eps=1e-5, hidden_act="relu", num_labels=4,
+                  pad_token_id=2, classifier_dropout=0.25,
+                  hidden_dropout_prob=0.15),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_xlm_roberta")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_roberta(arch, config, configs=CONFIGS)
+        assert model.config.model_type == "xlm-roberta"
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs,
+                              hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "XLMRobertaModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert type(backbone) is kzoo.XLMRobertaBackbone
+    assert backbone.pad_token_id == hf_config.pad_token_id
+    assert backbone.max_sequence_length == \
+        hf_config.max_position_embeddings - hf_config.pad_token_id - 1
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    if arch == "XLMRobertaForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.dropout == (hf_config.classifier_dropout
+                                 or hf_config.hidden_dropout_prob)
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it
+    # as the same architecture.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    tied = {"lm_head.decoder.weight", "lm_head.decoder.bias"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    assert reloaded.config.model_type == "xlm-roberta"
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+    # HF -> kzoo again: the same weights, bit for bit (compared through a
+    # second export: a pooler that no head uses is not in the checkpoint).
+    back = cls.from_preset(str(out), **kwargs)
+    again = load_file(export_hf(back, tmp_path / "again",
+                                verbose=False) / "model.safetensors")
+    assert set(again) == set(exported)
+    for name, value in again.items():
+        np.testing.assert_array_equal(value, exported[name], err_msg=name)
+
+
+def test_checkpoint_with_its_tokenizer(checkpoints, tmp_path):
+    """A checkpoint folder with `sentencepiece.bpe.model`: the converted
+    task gets XLM-R's tokenizer and preprocessor, numbering as
+    transformers' tokenizer of that folder."""
+    hf_model, folder, _, _ = checkpoints["XLMRobertaForMaskedLM", "odd39"]
+    reference = hf_reference_tokenizer(tmp_path / "hf")
+    checkpoint = tmp_path / "with_tokenizer"
+    hf_model.config.vocab_size = XLMR_VOCABULARY  # the tokenizer's
+    transformers.XLMRobertaForMaskedLM(hf_model.config).save_pretrained(
+        checkpoint)
+    # As FacebookAI/xlm-roberta-base: transformers' tokenizer files and
+    # the SentencePiece model.
+    reference.save_pretrained(checkpoint)
+    shutil.copyfile(SPM_MODEL, checkpoint / "sentencepiece.bpe.model")
+    task = kzoo.XLMRobertaMaskedLM.from_preset(str(checkpoint))
+    tokenizer = task.preprocessor.tokenizer
+    assert type(tokenizer) is kzoo.XLMRobertaTokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == reference(
+            text, add_special_tokens=False)["input_ids"], text
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
+    """transformers' AutoTokenizer reads kzoo's export (the SentencePiece
+    model and tokenizer_config.json) and tokenizes and packs as kzoo does
+    (`<mask>` stripping the space before it included)."""
+    preprocessor = kzoo.XLMRobertaPreprocessor.from_preset(
+        str(XLMR_PRESET), sequence_length=24)
+    task = kzoo.XLMRobertaTextClassifier(
+        kzoo.XLMRobertaBackbone(vocabulary_size=XLMR_VOCABULARY,
+                                num_layers=1, num_heads=2, hidden_dim=8,
+                                intermediate_dim=16, max_sequence_length=24),
+        num_classes=2, preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    assert (out / "sentencepiece.bpe.model").read_bytes() == \
+        (XLMR_PRESET / "sentencepiece.bpe.model").read_bytes()
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    assert type(hf_tokenizer).__name__ == "XLMRobertaTokenizer"
+    tokenizer = preprocessor.tokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
+    packed = preprocessor(pairs)
+    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
+                            padding="max_length", truncation=True,
+                            max_length=24)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
