@@ -36,6 +36,16 @@ from kzoo.models.roberta import (
     RobertaTextClassifier,
     RobertaTokenizer,
 )
+from kzoo.models.distil_bert import (
+    DistilBertBackbone,
+    DistilBertMaskedLM,
+    DistilBertMaskedLMPreprocessor,
+    DistilBertPreprocessor,
+    DistilBertTextClassifier,
+    DistilBertTokenizer,
+    Distiller,
+    init_student_from_teacher,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"
