@@ -12,13 +12,14 @@ from keras import ops
 
 from kzoo.models.arguments import ArgumentError, Real, describe
 from kzoo.models.bert.backbone import BertBackbone
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.distil_bert.backbone import DistilBertBackbone
 from kzoo.models.distil_bert.masked_lm import DistilBertMaskedLM
 from kzoo.models.distil_bert.preprocessor import \
     DistilBertMaskedLMPreprocessor
 from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
 from kzoo.models.task import Task
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.models.task_wiring import MaskedLM, task_inputs
 from kzoo.training import default_optimizer
 
 NON_NEGATIVE = Real(0.0, None)
@@ -71,14 +72,27 @@ class Distiller(Task):
     argument_spec = {"temperature": POSITIVE, "alpha_ce": NON_NEGATIVE,
                      "alpha_mlm": NON_NEGATIVE, "alpha_cos": NON_NEGATIVE}
 
+    extra_input_names = ("mask_positions",)
+
     def __init__(self, teacher, student, temperature=2.0, alpha_ce=5.0,
                  alpha_mlm=2.0, alpha_cos=1.0, restrict_ce_to_mask=False,
                  **kwargs):
-        super().__init__(**kwargs)
         teacher.trainable = False  # frozen: no gradient, no update
+        # === Functional model ===
+        inputs, _ = task_inputs(student.backbone, self.extra_input_names)
+        teacher_logits, teacher_hidden = _EveryPositionLogits(
+            teacher, frozen=True, name="teacher")(inputs)
+        student_logits, student_hidden = _EveryPositionLogits(
+            student, frozen=False, name="student")(inputs)
+        super().__init__(inputs=inputs, outputs={
+            "student_logits": student_logits,  # (batch, seq, vocab)
+            "teacher_logits": teacher_logits,
+            "student_hidden": student_hidden,  # (batch, seq, hidden)
+            "teacher_hidden": teacher_hidden}, **kwargs)
+        self._finish_init(student.backbone, student.preprocessor)
+        # === Config ===
         self.teacher = teacher
         self.student = student
-        self.preprocessor = student.preprocessor
         self.temperature = float(temperature)
         self.alpha_ce = float(alpha_ce)
         self.alpha_mlm = float(alpha_mlm)
@@ -94,7 +108,7 @@ class Distiller(Task):
                     f"Distiller: {role} must be a masked-LM task "
                     f"(kzoo.BertMaskedLM, kzoo.DistilBertMaskedLM, ...); got "
                     f"{describe(task)}.")
-        if not hasattr(student.preprocessor, "masker"):
+        if not isinstance(student.preprocessor, BertMaskedLMPreprocessor):
             raise ArgumentError(
                 "Distiller: the student needs its masked-LM preprocessor "
                 "(it masks the raw text both models read); got "
@@ -115,30 +129,8 @@ class Distiller(Task):
                 f"{widths[1]}; pass alpha_cos=0.")
 
     # ------------------------------------------------------------------
-    # Forward and losses
+    # Losses
     # ------------------------------------------------------------------
-    def call(self, x, training=False):
-        token_ids = x["token_ids"]
-        # Logits at every position: the soft targets cover all real tokens.
-        positions = ops.broadcast_to(
-            ops.arange(ops.shape(token_ids)[1], dtype="int32")[None, :],
-            ops.shape(token_ids))
-        teacher_inputs = {
-            name: x[name] if name in x else ops.zeros_like(token_ids)
-            for name in self.teacher.backbone.input_names}
-        teacher_hidden = self.teacher.backbone(
-            teacher_inputs, training=False)["sequence_output"]
-        teacher_logits = self.teacher.mlm_head(teacher_hidden, positions)
-        student_inputs = {name: x[name]
-                          for name in self.student.backbone.input_names}
-        student_hidden = self.student.backbone(
-            student_inputs, training=training)["sequence_output"]
-        student_logits = self.student.mlm_head(student_hidden, positions)
-        return {"student_logits": student_logits,  # (batch, seq, vocab)
-                "teacher_logits": ops.stop_gradient(teacher_logits),
-                "student_hidden": student_hidden,  # (batch, seq, hidden)
-                "teacher_hidden": ops.stop_gradient(teacher_hidden)}
-
     def distillation_losses(self, x, y, y_pred, sample_weight):
         """The three losses (unweighted) of one batch, as a dict."""
         real = ops.cast(x["padding_mask"], "float32")  # (batch, seq)
@@ -201,6 +193,44 @@ class Distiller(Task):
         raise NotImplementedError(
             "A Distiller is not saved: save its student "
             "(distiller.student.save_to_preset(...)).")
+
+
+class _EveryPositionLogits(keras.layers.Layer):
+    """A masked-LM task's logits at every position and its last hidden
+    states (`(batch, seq, vocab)`, `(batch, seq, hidden)`). A `frozen`
+    task (the teacher) runs in inference mode whatever the caller's
+    `training`, and gives no gradient. Inputs the task's backbone takes
+    beyond the student's (a BERT teacher's segment ids) are 0."""
+
+    def __init__(self, task, frozen, **kwargs):
+        super().__init__(**kwargs)
+        self.task = task
+        self.frozen = frozen
+
+    def call(self, inputs, training=None):
+        token_ids = inputs["token_ids"]
+        # 0, 1, ..., seq - 1 in every row.
+        positions = ops.cumsum(ops.ones_like(token_ids), axis=1) - 1
+        backbone = self.task.backbone
+        backbone_inputs = {
+            name: inputs[name] if name in inputs else ops.zeros_like(token_ids)
+            for name in backbone.input_names}
+        training = False if self.frozen else training
+        hidden = backbone(backbone_inputs, training=training)[
+            "sequence_output"]
+        logits = self.task.mlm_head(hidden, positions)
+        if self.frozen:
+            return ops.stop_gradient(logits), ops.stop_gradient(hidden)
+        return logits, hidden
+
+    def compute_output_spec(self, inputs, training=None):
+        batch, seq = inputs["token_ids"].shape
+        backbone = self.task.backbone
+        dtype = backbone.dtype_policy.compute_dtype
+        return (keras.KerasTensor((batch, seq, backbone.vocabulary_size),
+                                  dtype=dtype),
+                keras.KerasTensor((batch, seq, backbone.hidden_dim),
+                                  dtype=dtype))
 
 
 def _masked_positions(mask_positions, sample_weight, shape):
@@ -282,7 +312,7 @@ def init_student_from_teacher(teacher, teacher_layers=None, name=None):
     head, student_head = teacher.mlm_head, student.mlm_head
     _copy_weights(head.transform, student_head.transform)
     _copy_weights(head.layer_norm, student_head.layer_norm)
-    student_head.bias.assign(head.bias.value)
+    student_head.bias.assign(keras.ops.convert_to_numpy(head.bias.value))
     return student
 
 
@@ -292,7 +322,9 @@ def _copy_weights(source, dest):
                 tuple(a.shape) != tuple(b.shape):
             raise ValueError(f"cannot copy {a.path} {a.shape} into "
                              f"{b.path} {b.shape}")
-        b.assign(a.value)
+        # A copy: on JAX, a shared buffer would be donated twice by a
+        # train step that holds both models.
+        b.assign(keras.ops.convert_to_numpy(a.value))
 
 
 def _student_preprocessor(teacher):
