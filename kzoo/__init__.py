@@ -44,6 +44,16 @@ from kzoo.models.xlm_roberta import (
     XLMRobertaTextClassifier,
     XLMRobertaTokenizer,
 )
+from kzoo.models.distil_bert import (
+    DistilBertBackbone,
+    DistilBertMaskedLM,
+    DistilBertMaskedLMPreprocessor,
+    DistilBertPreprocessor,
+    DistilBertTextClassifier,
+    DistilBertTokenizer,
+    Distiller,
+    init_student_from_teacher,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

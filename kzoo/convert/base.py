@@ -53,6 +53,7 @@ from kzoo.models.registry import get_class
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
     "bert": "bert",
+    "distilbert": "distil_bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
     "xlm-roberta": "xlm_roberta",
@@ -60,6 +61,7 @@ MODEL_TYPE_MODULES = {
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "bert": "bert",
+    "distil_bert": "distil_bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
     "xlm_roberta": "xlm_roberta",

@@ -36,6 +36,7 @@ from kzoo.convert.base import (
     register_converter)
 from kzoo.convert.errors import ConversionError
 from kzoo.models.classification import hf_config_fields
+from kzoo.models.registry import get_class
 
 # Hugging Face activation names kzoo reproduces exactly. (HF's "gelu" is
 # the exact erf form; "gelu_new" / "gelu_pytorch_tanh" the tanh form.)
@@ -85,6 +86,10 @@ class BertConverter(Converter):
     }
     family = "bert"
     backbone_class = "BertBackbone"
+    # The WordPiece tokenizer classes, kzoo's and the one an export names
+    # (families that reuse BERT's tokenizer name their own).
+    tokenizer_class = "BertTokenizer"
+    hf_tokenizer_class = "BertTokenizer"
     base_model_prefix = "bert"
     architectures = {
         "BertModel": None,
@@ -253,7 +258,7 @@ class BertConverter(Converter):
     # Tokenizer
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
-        from kzoo.models.bert.tokenizer import BertTokenizer
+        tokenizer_cls = get_class(self.tokenizer_class)
         vocab_path = Path(preset_dir) / "vocab.txt"
         if checkpoint.has("vocab.txt"):
             shutil.copyfile(checkpoint.file("vocab.txt"), vocab_path)
@@ -270,7 +275,7 @@ class BertConverter(Converter):
         lowercase, why = _lowercase_setting(checkpoint)
         report.notes.append(f"tokenizer: vocabulary from {source}, "
                             f"lowercase={lowercase} ({why})")
-        return self.checked_tokenizer(checkpoint, lambda: BertTokenizer(
+        return self.checked_tokenizer(checkpoint, lambda: tokenizer_cls(
             str(vocab_path), lowercase=lowercase))
 
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
@@ -330,7 +335,7 @@ class BertConverter(Converter):
         dest = Path(dest)
         shutil.copyfile(tokenizer.vocabulary, dest / "vocab.txt")
         tokenizer_config = {
-            "tokenizer_class": "BertTokenizer",
+            "tokenizer_class": self.hf_tokenizer_class,
             "do_lower_case": tokenizer.lowercase,
             "strip_accents": None,  # follows do_lower_case, as in kzoo
             "tokenize_chinese_chars": True,

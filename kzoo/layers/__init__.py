@@ -5,7 +5,9 @@ from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.embeddings import (
     PositionEmbedding,
+    SinusoidalPositions,
     TokenEmbedding,
+    sinusoidal_position_table,
     token_and_position_embeddings,
 )
 from kzoo.layers.heads import MaskedLMHead, TiedLMHead
@@ -21,6 +23,8 @@ __all__ = [
     "get_activation",
     "MultiHeadAttention",
     "PositionEmbedding",
+    "SinusoidalPositions",
+    "sinusoidal_position_table",
     "TokenEmbedding",
     "token_and_position_embeddings",
     "MaskedLMHead",

@@ -1,6 +1,7 @@
 """Token and position embeddings."""
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -59,6 +60,36 @@ class PositionEmbedding(keras.layers.Layer):
             "initializer": keras.initializers.serialize(self.initializer),
         })
         return config
+
+
+def sinusoidal_position_table(length, dim):
+    """The fixed sinusoidal position table of "Attention Is All You Need"
+    as XLM and DistilBERT lay it out: row `pos`, column `j` holds
+    `pos / 10000^(2 * (j // 2) / dim)`, through sin in the even columns and
+    cos in the odd ones. Computed in float64, returned as float32 (as
+    transformers' `create_sinusoidal_embeddings`)."""
+    positions = np.arange(length, dtype="float64")[:, None]
+    exponents = 2 * (np.arange(dim) // 2) / dim
+    angles = positions / np.power(10000.0, exponents)[None, :]
+    table = np.empty((length, dim), dtype="float64")
+    table[:, 0::2] = np.sin(angles[:, 0::2])
+    table[:, 1::2] = np.cos(angles[:, 1::2])
+    return table.astype("float32")
+
+
+@keras.saving.register_keras_serializable(package="kzoo")
+class SinusoidalPositions(keras.initializers.Initializer):
+    """Initializer of a `(positions, dim)` table with
+    `sinusoidal_position_table`: a position embedding that starts (and,
+    made non-trainable, stays) sinusoidal."""
+
+    def __call__(self, shape, dtype=None):
+        length, dim = shape
+        return ops.cast(sinusoidal_position_table(length, dim),
+                        dtype or "float32")
+
+    def get_config(self):
+        return {}
 
 
 def token_and_position_embeddings(vocabulary_size, max_sequence_length,

@@ -170,6 +170,9 @@ class SequenceClassifier(Task):
     # (RoBERTa's, and ELECTRA's and BART's: dropout -> dense + activation
     # -> dropout -> projection) name its activation; None: no such layer.
     hidden_activation = None
+    # Whether the dropout also runs before that hidden layer (RoBERTa's
+    # head); DistilBERT's drops out only after it.
+    dropout_before_hidden = True
     # Checked before __init__ (kzoo.models.arguments); num_classes and
     # problem_type by check_problem_type, whose messages say more.
     argument_spec = {"dropout": Optional(FRACTION)}
@@ -197,8 +200,10 @@ class SequenceClassifier(Task):
                                               self.extra_input_names)
         pooled = self.pool(inputs, backbone(backbone_inputs))
         if hidden is not None:
-            # dropout -> dense + activation, then the same dropout again.
-            pooled = hidden_activation(hidden(dropout_layer(pooled)))
+            # (dropout ->) dense + activation, then the same dropout again.
+            if self.dropout_before_hidden:
+                pooled = dropout_layer(pooled)
+            pooled = hidden_activation(hidden(pooled))
         logits = classifier(dropout_layer(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)

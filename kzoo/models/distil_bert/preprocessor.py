@@ -1,0 +1,58 @@
+"""DistilBERT's input packing: [CLS] a [SEP] (b [SEP]), no segment ids."""
+
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
+from kzoo.models.registry import register
+
+
+@register
+class DistilBertPreprocessor(BertPreprocessor):
+    """Raw text (one string per example, or a tuple of two lists for
+    sentence pairs) -> `token_ids`, `padding_mask`, packed as BERT's:
+    `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]`, padded with `[PAD]`.
+
+    DistilBERT has no token types, so there are no segment ids: a pair is
+    told apart by its `[SEP]` alone.
+
+    Args:
+        tokenizer: a `DistilBertTokenizer`.
+        sequence_length: packed length; longer inputs are truncated. At
+            least 2 ([CLS], [SEP]); 3 for pairs.
+        truncate: `"round_robin"` or `"waterfall"` (see
+            `kzoo.BertPreprocessor`).
+
+    Example:
+    ```python
+    preprocessor = kzoo.DistilBertPreprocessor.from_preset(
+        "distil_bert_base", sequence_length=16)
+    preprocessor(["The quick brown fox."])
+    preprocessor((["The fox."], ["It jumped."]))
+    ```
+    """
+
+    tokenizer_cls = DistilBertTokenizer
+
+    def _pack(self, x):
+        packed = super()._pack(x)
+        del packed["segment_ids"]  # no token types: no segment input
+        return packed
+
+
+@register
+class DistilBertMaskedLMPreprocessor(DistilBertPreprocessor,
+                                     BertMaskedLMPreprocessor):
+    """Raw text -> masked inputs (x), original ids (y), weights, for
+    DistilBERT's masked LM (and distillation): DistilBERT's packing, then
+    BERT's masking (15% selected, 80% `[MASK]`, 10% random, 10% kept;
+    never a special token), drawn afresh on every call, as DistilBERT was
+    trained (dynamic masking, after RoBERTa).
+
+    x: `token_ids` (masked), `padding_mask`, `mask_positions`.
+    y: the original ids at `mask_positions`.
+    sample_weight: 1 for real selections, 0 where fewer were selected.
+
+    Args: `DistilBertPreprocessor`'s, and `mask_selection_rate`,
+    `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
+    `kzoo.BertMaskedLMPreprocessor`).
+    """

@@ -1,0 +1,204 @@
+"""kzoo vs Hugging Face `transformers` DistilBERT on the same random
+checkpoints (odd shapes, head counts and activations, a sinusoidal
+position table; padding on the left, the right and none): every output
+within 1e-5 on the backend KERAS_BACKEND names; kzoo -> HF gives back the
+original tensors bit for bit and transformers loads the export with the
+same outputs; the exported tokenizer is the same tokenizer to
+transformers. (Hugging Face's DistilBERT fixes LayerNorm epsilon at
+1e-12: no other value can be tested, and one is refused on export.)"""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import ConversionError, export_hf
+from kzoo.convert.safetensors import load_file
+from kzoo.layers import sinusoidal_position_table
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from distil_bert_testing import HARD_TEXTS, make_tiny_distil_bert
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"DistilBertModel": "DistilBertBackbone",
+              "DistilBertForMaskedLM": "DistilBertMaskedLM",
+              "DistilBertForSequenceClassification":
+                  "DistilBertTextClassifier"}
+CONFIGS = {
+    # head_dim 12 with 3 heads, tanh GELU, 40 positions.
+    "odd36": dict(vocab_size=99, dim=36, n_layers=2, n_heads=3,
+                  hidden_dim=50, max_position_embeddings=40,
+                  activation="gelu_new", num_labels=3),
+    # 5 heads of 7, ReLU, the fixed sinusoidal table, odd dropouts.
+    "odd35": dict(vocab_size=61, dim=35, n_layers=3, n_heads=5,
+                  hidden_dim=9, max_position_embeddings=24,
+                  activation="relu", num_labels=5, sinusoidal_pos_embds=True,
+                  seq_classif_dropout=0.3, dropout=0.2,
+                  attention_dropout=0.05),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+
+
+def make_hf_distil_bert(architecture, config_name, seed=0):
+    """A transformers DistilBERT with every parameter randomised (LayerNorm
+    scales too, so a swapped gamma/beta cannot pass), the sinusoidal table
+    excepted."""
+    config = transformers.DistilBertConfig(**CONFIGS[config_name])
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(config).eval()
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            if name.endswith("position_embeddings.weight") and \
+                    config.sinusoidal_pos_embds:
+                parameter.copy_(torch.from_numpy(sinusoidal_position_table(
+                    *parameter.shape)))
+                continue
+            scale = name.endswith(("LayerNorm.weight", "layer_norm.weight"))
+            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+    model.tie_weights()
+    return model
+
+
+def random_inputs(config, batch=3, seq=11, seed=0):
+    """Row 0 left-padded, row 1 right-padded, row 2 full."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, config.vocab_size, (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    mask[0, :3] = 0
+    mask[1, seq - 4:] = 0
+    ids[mask == 0] = 0
+    return {"token_ids": ids, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
+                    attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    if type(model).__name__ == "DistilBertModel":
+        return {"sequence_output": out.last_hidden_state.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+def kzoo_outputs(model, inputs):
+    import keras
+    if isinstance(model, kzoo.DistilBertMaskedLM):
+        batch, seq = inputs["token_ids"].shape
+        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+        out = model({**inputs, "mask_positions": positions})
+        return {"logits": keras.ops.convert_to_numpy(out)}
+    out = model(inputs)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"logits": keras.ops.convert_to_numpy(out)}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_distil_bert")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_distil_bert(arch, config)
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs,
+                              hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "DistilBertModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert backbone.max_sequence_length == hf_config.max_position_embeddings
+    assert backbone.activation == hf_config.activation
+    assert backbone.sinusoidal_position_embeddings == \
+        hf_config.sinusoidal_pos_embds
+    assert backbone.get_layer("position_embedding").trainable == \
+        (not hf_config.sinusoidal_pos_embds)
+    if arch == "DistilBertForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.dropout == hf_config.seq_classif_dropout
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    assert set(exported) == set(original) - {"vocab_projector.weight"}
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+
+def test_sinusoidal_table_is_transformers_one():
+    config = transformers.DistilBertConfig(**CONFIGS["odd35"])
+    torch.manual_seed(0)
+    model = transformers.DistilBertModel(config)
+    table = model.embeddings.position_embeddings.weight.detach().numpy()
+    np.testing.assert_array_equal(sinusoidal_position_table(24, 35), table)
+    backbone = make_tiny_distil_bert(sinusoidal_position_embeddings=True)
+    layer = backbone.get_layer("position_embedding")
+    np.testing.assert_array_equal(
+        np.asarray(layer.embeddings.value),
+        sinusoidal_position_table(*layer.embeddings.shape))
+    assert all(w is not layer.embeddings
+               for w in backbone.trainable_weights)
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
+    """transformers' AutoTokenizer reads the export (a DistilBertTokenizer)
+    and tokenizes and packs as kzoo does."""
+    preprocessor = kzoo.DistilBertPreprocessor.from_preset(
+        "distil_bert_base_en_uncased", sequence_length=24)
+    task = kzoo.DistilBertTextClassifier(
+        make_tiny_distil_bert(max_sequence_length=24), num_classes=2,
+        preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    assert type(hf_tokenizer).__name__.startswith("DistilBertTokenizer")
+    tokenizer = preprocessor.tokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
+    packed = preprocessor(pairs)
+    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
+                            padding="max_length", truncation=True,
+                            max_length=24)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+
+
+def test_other_epsilon_is_refused_on_export(tmp_path):
+    backbone = make_tiny_distil_bert(layer_norm_epsilon=1e-5)
+    with pytest.raises(ConversionError, match="fixes every LayerNorm "
+                                              "epsilon at 1e-12"):
+        export_hf(backbone, tmp_path / "out", verbose=False)
+
+
+def test_unknown_activation_is_refused(tmp_path):
+    config = transformers.DistilBertConfig(**{**CONFIGS["odd36"],
+                                              "activation": "gelu_10"})
+    transformers.DistilBertModel(config).save_pretrained(tmp_path / "m")
+    with pytest.raises(ConversionError, match="activation='gelu_10'"):
+        kzoo.DistilBertBackbone.from_preset(str(tmp_path / "m"))
