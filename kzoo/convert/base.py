@@ -52,12 +52,14 @@ from kzoo.models.registry import get_class
 # these modules are ever imported on a checkpoint's say-so. A new family
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
+    "albert": "albert",
     "bert": "bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
 }
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
+    "albert": "albert",
     "bert": "bert",
     "gpt2": "gpt2",
     "roberta": "roberta",
