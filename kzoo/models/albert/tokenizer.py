@@ -128,13 +128,27 @@ class AlbertTokenizer(Tokenizer):
         is_special = special >= 0
         # Each text chunk tokenized on its own (a "▁" before its first
         # word, as transformers does); a special chunk tokenizes to [].
-        ids = as_tf(hub.tokenize(
-            tf.where(is_special, "", self.normalize(flat))))
+        ids = self._spm_tokenize(
+            tf.where(is_special, "", self.normalize(flat)))
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.RaggedTensor.from_tensor(ids)
         own = tf.ragged.boolean_mask(special[:, None], is_special[:, None])
         ids = tf.concat([tf.cast(ids, "int32"), own], axis=1)
         return chunks.with_flat_values(ids).merge_dims(1, 2)
+
+    def _spm_tokenize(self, texts):
+        """SentencePiece ids of `texts` (1-D), ragged."""
+        if tf.executing_eagerly():
+            return as_tf(self._hub().tokenize(texts))
+        # Traced (tf.data): a TF op whose model lives in a TF resource.
+        # keras.utils.set_random_seed (tf.random.set_seed) clears TF's
+        # kernel cache, and that resource with it, so an op made once
+        # would fail in any pipeline traced after a reseed. Make one for
+        # each trace, outside the graph (where TF resources must be made).
+        with tf.init_scope():
+            op = tf_text.SentencepieceTokenizer(
+                model=self._hub().proto, out_type=tf.int32)
+        return op.tokenize(texts)
 
     # ------------------------------------------------------------------
     # Special tokens
