@@ -52,7 +52,7 @@ def test_detokenize_matches_transformers(albert_tokenizer, reference):
     # decoding), where transformers writes the token's name.
     ids = reference("a 🙂 b", add_special_tokens=False)["input_ids"]
     assert albert_tokenizer.detokenize(ids) == "a  \u2047  b"
-    assert reference.decode(ids) == "a<unk> b"
+    assert reference.decode(ids) == "a <unk> b"
 
 
 def test_special_ids_come_from_the_model(albert_tokenizer):
