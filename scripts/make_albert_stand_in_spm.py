@@ -10,9 +10,10 @@ Botchan, tests/data/spm/botchan_en_unigram_1000.model) has `<unk>`=0,
 `<s>`=1, `</s>`=2 and none of ALBERT's pieces. transformers'
 AlbertTokenizer cannot even be built from it (it looks [CLS] and [SEP] up
 in the model). So the stand-in is that model in ALBERT's layout: the five
-ALBERT pieces first (CONTROL, and UNKNOWN for `<unk>`), then Botchan's
-`<s>`, `</s>` and its 997 pieces with their scores, unchanged. Segmentation
-is the Botchan model's; only the ids move (by 4, as `<unk>` moves to 1).
+ALBERT pieces first (CONTROL, and UNKNOWN for `<unk>`), then Botchan's 997
+pieces with their scores, unchanged. Segmentation
+is the Botchan model's; only the ids move (by 3: `<unk>` moves to 1 and
+Botchan's `<s>`/`</s>` are left out, as ALBERT's model has neither).
 Deterministic: the same input gives the same bytes.
 """
 
@@ -38,9 +39,10 @@ def albert_layout(source_bytes):
     for piece in ALBERT_PIECES:
         kind = Piece.UNKNOWN if piece == "<unk>" else Piece.CONTROL
         model.pieces.add(piece=piece, score=0.0, type=kind)
-    model.pieces.extend(old[1:])
+    # Botchan's <s> and </s> (CONTROL, never produced from text) go.
+    model.pieces.extend(p for p in old[1:] if p.type != Piece.CONTROL)
     spec = model.trainer_spec
-    spec.pad_id, spec.unk_id, spec.bos_id, spec.eos_id = 0, 1, 5, 6
+    spec.pad_id, spec.unk_id, spec.bos_id, spec.eos_id = 0, 1, -1, -1
     spec.control_symbols[:] = ["[CLS]", "[SEP]", "[MASK]"]
     return model.SerializeToString(deterministic=True)
 

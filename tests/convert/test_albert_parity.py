@@ -196,7 +196,7 @@ def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
     preprocessor = kzoo.AlbertPreprocessor.from_preset(ALBERT_PRESET,
                                                        sequence_length=24)
     task = kzoo.AlbertTextClassifier(
-        kzoo.AlbertBackbone(vocabulary_size=1004, num_layers=1,
+        kzoo.AlbertBackbone(vocabulary_size=1002, num_layers=1,
                             num_heads=2, hidden_dim=8, intermediate_dim=16,
                             embedding_dim=4, max_sequence_length=24),
         num_classes=2, preprocessor=preprocessor)

@@ -60,10 +60,13 @@ def test_special_ids_come_from_the_model(albert_tokenizer):
     assert (t.pad_token_id, t.unk_token_id, t.cls_token_id, t.sep_token_id,
             t.mask_token_id) == tuple(SPECIAL_IDS.values())
     assert t.vocabulary_size == ALBERT_VOCABULARY
-    # Every control piece (and <unk>) is special: the model's <s> and </s>
-    # too, as transformers treats them.
-    assert t.special_token_ids == [0, 1, 2, 3, 4, 5, 6]
+    assert t.special_token_ids == [0, 1, 2, 3, 4]
     assert id_lists(t(["[MASK]"]))[0] == [4]
+    # Whole-word masking reads which ids begin a word.
+    table = t.word_start_table()
+    assert table.shape == (ALBERT_VOCABULARY,) and table[:5].all()
+    ids = id_lists(t(["Hello world"]))[0]
+    assert table[ids].tolist() == [True, False, False, True]
 
 
 def test_case_and_accent_options(reference):
@@ -82,16 +85,15 @@ def test_a_model_without_albert_pieces_is_refused():
     # The real model the stand-in is made from has none of ALBERT's
     # special pieces; transformers cannot build an AlbertTokenizer from
     # it either.
-    with pytest.raises(TokenizerAssetError, match=r"lacks ALBERT's special "
-                                                  r"pieces \['<pad>', "
-                                                  r"'\[CLS\]'"):
+    with pytest.raises(TokenizerAssetError, match=r"lacks the special tokens "
+                                                  r"'<pad>', '\[CLS\]'"):
         kzoo.AlbertTokenizer("tests/data/spm/botchan_en_unigram_1000.model")
 
 
 def test_a_file_that_is_no_model_is_refused(tmp_path):
     bad = tmp_path / "spiece.model"
     bad.write_bytes(b"\x0a\xff\xff")
-    with pytest.raises(TokenizerAssetError, match="is not a SentencePiece "
+    with pytest.raises(TokenizerAssetError, match="not a SentencePiece "
                                                   "model"):
         kzoo.AlbertTokenizer(str(bad))
 
@@ -127,5 +129,5 @@ def test_masked_lm_preprocessor_never_masks_specials(albert_tokenizer):
     real = weights > 0
     assert real.any()
     np.testing.assert_array_equal(selected[real], y[real])
-    assert not np.isin(y[real], list(range(7))).any()
+    assert not np.isin(y[real], list(range(5))).any()
     assert (x["token_ids"] == SPECIAL_IDS["[MASK]"]).any()
