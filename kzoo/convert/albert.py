@@ -37,8 +37,7 @@ from pathlib import Path
 from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
-from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
-from kzoo.convert.errors import ConversionError
+from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
 from kzoo.models.classification import hf_config_fields
 
 # Hugging Face AlbertConfig defaults (albert-xxlarge's shape), for configs
@@ -63,27 +62,20 @@ _HEAD_TASKS = ("AlbertMaskedLM", "AlbertPretrainer")
 
 
 @register_converter
-class AlbertConverter(Converter):
+class AlbertConverter(BertConverter):
+    # BERT's import checks (absolute positions, an encoder, a known
+    # activation), buffers and backbone prefixes; ALBERT's own fields,
+    # tensors, heads and tokenizer.
     model_types = ("albert",)
     family = "albert"
     backbone_class = "AlbertBackbone"
     base_model_prefix = "albert"
     hf_defaults = HF_DEFAULTS
     config_fields = {
-        "vocabulary_size": "vocab_size",
-        "num_layers": "num_hidden_layers",
-        "num_heads": "num_attention_heads",
-        "hidden_dim": "hidden_size",
-        "intermediate_dim": "intermediate_size",
+        **BertConverter.config_fields,
         "embedding_dim": "embedding_size",
         "num_groups": "num_hidden_groups",
         "num_inner_repetitions": "inner_group_num",
-        "dropout": "hidden_dropout_prob",
-        "attention_dropout": "attention_probs_dropout_prob",
-        "max_sequence_length": "max_position_embeddings",
-        "num_segments": "type_vocab_size",
-        "layer_norm_epsilon": "layer_norm_eps",
-        "initializer_range": "initializer_range",
     }
     architectures = {
         "AlbertModel": None,
@@ -91,7 +83,6 @@ class AlbertConverter(Converter):
         "AlbertForPreTraining": "AlbertPretrainer",
         "AlbertForSequenceClassification": "AlbertTextClassifier",
     }
-    backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
     no_pooler_architectures = ("AlbertForMaskedLM",
                                "AlbertForTokenClassification",
                                "AlbertForQuestionAnswering")
@@ -100,27 +91,10 @@ class AlbertConverter(Converter):
                               "sop_classifier.classifier.weight")),
         ("AlbertMaskedLM", ("predictions.dense.weight",)),
     )
-    skipped_tensors = {
-        r"embeddings\.position_ids": "a buffer (0..max_len-1), not a weight",
-        r"embeddings\.token_type_ids": "a buffer (zeros), not a weight",
-    }
 
     # ------------------------------------------------------------------
     # Import
     # ------------------------------------------------------------------
-    def backbone_kwargs(self, config):
-        position_type = self.hf_value(config, "position_embedding_type")
-        if position_type != "absolute":
-            raise ConversionError(
-                f"position_embedding_type={position_type!r}: kzoo's ALBERT "
-                "has absolute position embeddings only.")
-        act = self.hf_value(config, "hidden_act")
-        if act not in _ACTIVATIONS:
-            raise ConversionError(
-                f"hidden_act={act!r} has no exact kzoo equivalent (known: "
-                f"{', '.join(sorted(_ACTIVATIONS))}).")
-        return {**self.mapped_kwargs(config), "activation": _ACTIVATIONS[act]}
-
     def task_kwargs(self, task_name, config, checkpoint=None):
         dropout = float(self.hf_value(config, "classifier_dropout_prob"))
         if task_name == "AlbertTextClassifier":
@@ -130,10 +104,13 @@ class AlbertConverter(Converter):
         return {}
 
     def detect_task(self, checkpoint):
-        task = super().detect_task(checkpoint)
+        task = Converter.detect_task(self, checkpoint)
         if task is None and not checkpoint.architectures:
             return self.pretraining_task(checkpoint)
         return task
+
+    def task_names(self):
+        return Converter.task_names(self)
 
     def backbone_specs(self, backbone, config):
         layer = backbone.get_layer
@@ -241,6 +218,9 @@ class AlbertConverter(Converter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
+    def hf_architecture(self, model):
+        return Converter.hf_architecture(self, model)
+
     def hf_config(self, model, architecture, tokenizer=None):
         backbone = getattr(model, "backbone", model)
         config = {
@@ -292,3 +272,6 @@ class AlbertConverter(Converter):
             json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
         (dest / "special_tokens_map.json").write_text(
             json.dumps(_SPECIAL_TOKENS, indent=2) + "\n", encoding="utf-8")
+
+    def export_extras(self, model, dest, config):
+        pass  # no sentence-transformers layout (BERT's embedder only)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kzoo
-from albert_testing import make_tiny_albert
+from albert_testing import GROUPED, make_tiny_albert
 from helpers import check_backbone, to_numpy
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
 from kzoo.models.albert.backbone import group_of_layer
@@ -29,7 +29,7 @@ def random_inputs(batch=4, seq=10, seed=0):
 
 @pytest.fixture
 def backbone():
-    return make_tiny_albert(vocabulary_size=VOCAB)
+    return make_tiny_albert(vocabulary_size=VOCAB, **GROUPED)
 
 
 def test_backbone_contract(backbone, tmp_path):
@@ -84,11 +84,14 @@ def test_parameter_count_matches_hf_formula():
     mapping = e * h + h
     block = 4 * (h * h + h) + 2 * 2 * h + (h * i + i) + (i * h + h)
     pooler = h * h + h
-    assert make_tiny_albert(vocabulary_size=v).count_params() == \
+    grouped = make_tiny_albert(vocabulary_size=v, **GROUPED)
+    assert grouped.count_params() == \
         embeddings + mapping + groups * inner * block + pooler
     # The layer count does not change it: the blocks are shared.
-    assert make_tiny_albert(vocabulary_size=v, num_layers=9).count_params() \
-        == make_tiny_albert(vocabulary_size=v).count_params()
+    assert make_tiny_albert(vocabulary_size=v, **{
+        **GROUPED, "num_layers": 9}).count_params() == grouped.count_params()
+    assert make_tiny_albert(vocabulary_size=v).count_params() == \
+        embeddings + mapping + block + pooler
 
 
 def test_more_groups_than_layers_is_refused():
@@ -126,7 +129,7 @@ def test_layout_map_shards_each_shared_weight_once(backbone):
 
 def test_config_round_trip_keeps_albert_arguments():
     backbone = make_tiny_albert(vocabulary_size=VOCAB,
-                                layer_norm_epsilon=1e-7)
+                                layer_norm_epsilon=1e-7, **GROUPED)
     config = backbone.get_config()
     assert (config["embedding_dim"], config["num_groups"],
             config["num_inner_repetitions"]) == (10, 2, 2)
