@@ -86,9 +86,12 @@ def test_builds_offline_without_tokenizer_files():
 def test_stand_in_preset_tokenizes():
     # The tests' stand-in: the named preset's config and tokenizer config
     # with a real-format spiece.model.
-    preset = check_preset(ALBERT_PRESET, kzoo.AlbertBackbone, build=False)
+    from kzoo.utils.files import sha256_of
+    preset = kzoo.presets.resolve(ALBERT_PRESET)
     tokenizer = kzoo.AlbertTokenizer.from_preset(ALBERT_PRESET)
     assert tokenizer.lowercase and not tokenizer.keep_accents
+    record = preset.metadata["tokenizer"]["spiece.model"]
+    assert sha256_of(preset.file("spiece.model")) == record["sha256"]
     assert preset.json("config.json") == kzoo.presets.resolve(
         "albert_base_en_uncased").json("config.json")
 
