@@ -59,6 +59,8 @@ _SPECIAL_TOKENS = {"bos_token": "[CLS]", "eos_token": "[SEP]",
                    "mask_token": "[MASK]"}
 
 _HEAD_TASKS = ("AlbertMaskedLM", "AlbertPretrainer")
+_DROPOUT_ARCHITECTURES = ("AlbertForPreTraining",
+                          "AlbertForSequenceClassification")
 
 
 @register_converter
@@ -242,8 +244,11 @@ class AlbertConverter(BertConverter):
             "type_vocab_size": backbone.num_segments,
             "initializer_range": backbone.initializer_range,
             "layer_norm_eps": backbone.layer_norm_epsilon,
-            "classifier_dropout_prob": getattr(
-                model, "dropout", HF_DEFAULTS["classifier_dropout_prob"]),
+            # The tasks with a dropout before their classifier keep their
+            # own; the others export transformers' default.
+            "classifier_dropout_prob": (
+                model.dropout if architecture in _DROPOUT_ARCHITECTURES
+                else HF_DEFAULTS["classifier_dropout_prob"]),
             "pad_token_id": (tokenizer.pad_token_id if tokenizer is not None
                              else 0),
             "bos_token_id": (tokenizer.cls_token_id if tokenizer is not None
