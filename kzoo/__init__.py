@@ -8,6 +8,16 @@ PyTorch.
 from kzoo import presets
 from kzoo import preprocessing
 from kzoo.models import Backbone, Preprocessor, Task, Tokenizer
+from kzoo.models.albert import (
+    AlbertBackbone,
+    AlbertMaskedLM,
+    AlbertMaskedLMPreprocessor,
+    AlbertPreprocessor,
+    AlbertPretrainer,
+    AlbertPretrainerPreprocessor,
+    AlbertTextClassifier,
+    AlbertTokenizer,
+)
 from kzoo.models.bert import (
     BertBackbone,
     BertMaskedLM,

@@ -52,6 +52,7 @@ from kzoo.models.registry import get_class
 # these modules are ever imported on a checkpoint's say-so. A new family
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
+    "albert": "albert",
     "bert": "bert",
     "distilbert": "distil_bert",
     "gpt2": "gpt2",
@@ -60,6 +61,7 @@ MODEL_TYPE_MODULES = {
 }
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
+    "albert": "albert",
     "bert": "bert",
     "distil_bert": "distil_bert",
     "gpt2": "gpt2",

@@ -10,6 +10,10 @@ class MaskedLMHead(keras.layers.Layer):
     """BERT's masked-LM head: gather masked positions, dense + activation +
     LayerNorm, then logits through the (tied) token embedding plus a bias.
 
+    The dense layer maps to the embedding's width: the hidden width for
+    BERT, the narrower factorised embedding for ALBERT (its head's
+    `dense` is hidden -> embedding_size, its LayerNorm embedding_size wide).
+
     Args:
         token_embedding: the backbone's `TokenEmbedding`; its matrix is the
             output projection (weights are tied, not copied).
@@ -29,14 +33,14 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         input_shape = sequence_output_shape
-        hidden_dim = input_shape[-1]
+        width = self.token_embedding.output_dim
         self.transform = keras.layers.Dense(
-            hidden_dim, kernel_initializer=self.kernel_initializer,
+            width, kernel_initializer=self.kernel_initializer,
             name="transform")
         self.transform.build(input_shape)
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="layer_norm")
-        self.layer_norm.build(input_shape)
+        self.layer_norm.build(tuple(input_shape[:-1]) + (width,))
         self.bias = self.add_weight(
             name="bias", shape=(self.token_embedding.input_dim,),
             initializer="zeros")

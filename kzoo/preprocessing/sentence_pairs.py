@@ -1,8 +1,12 @@
-"""Next-sentence prediction pairs (BERT's second pretraining task).
+"""Sentence pairs for the sentence-level pretraining tasks.
 
-Labels follow the original checkpoints (and Hugging Face):
-0 = the second sentence really follows the first ("IsNext"),
-1 = it is a random sentence from another document ("NotNext").
+Next-sentence prediction (BERT), labels as the original checkpoints (and
+Hugging Face): 0 = the second sentence really follows the first
+("IsNext"), 1 = it is a random sentence from another document ("NotNext").
+
+Sentence-order prediction (ALBERT), labels as Hugging Face's
+`AlbertForPreTraining`: 0 = two consecutive sentences of one document in
+their order, 1 = the same two swapped.
 """
 
 import re
@@ -11,6 +15,8 @@ import numpy as np
 
 IS_NEXT = 0
 NOT_NEXT = 1
+IN_ORDER = 0
+SWAPPED = 1
 
 # A sentence ends at . ! or ? (optionally closed by quotes/brackets) followed
 # by whitespace; good enough for prose such as the bundled novels.
@@ -37,25 +43,85 @@ def next_sentence_pairs(documents, seed=None, not_next_rate=0.5):
     Returns:
         `(first, second, labels)`: two lists of strings and an int32 array.
     """
-    documents = [split_sentences(d) if isinstance(d, str) else list(d)
-                 for d in documents]
-    documents = [d for d in documents if len(d) >= 2]
+    documents = _sentence_documents(documents)
     if len(documents) < 2:
         raise ValueError(
             "next_sentence_pairs needs at least two documents with two or "
             "more sentences each (random pairs come from another document).")
     rng = np.random.default_rng(seed)
     first, second, labels = [], [], []
+    for doc_index, sentences, i in _consecutive(documents):
+        first.append(sentences[i])
+        if rng.random() < not_next_rate:
+            other = int(rng.integers(len(documents) - 1))
+            other += other >= doc_index  # any document but this one
+            pool = documents[other]
+            second.append(pool[int(rng.integers(len(pool)))])
+            labels.append(NOT_NEXT)
+        else:
+            second.append(sentences[i + 1])
+            labels.append(IS_NEXT)
+    return first, second, np.asarray(labels, dtype="int32")
+
+
+def sentence_order_pairs(documents, seed=None, swap_rate=0.5):
+    """Build (first, second, label) pairs for ALBERT's sentence-order
+    prediction: every two consecutive sentences of a document, swapped
+    with probability `swap_rate`.
+
+    Unlike next-sentence pairs, both sentences always come from the same
+    document, so the task is about order (coherence), not topic.
+
+    Args:
+        documents: a list of documents; each a list of sentences, or a
+            string that `split_sentences` splits.
+        seed: seed of the random choices (pairs are reproducible).
+        swap_rate: share of pairs given in reversed order.
+
+    Returns:
+        `(first, second, labels)`: two lists of strings and an int32 array,
+        labels 0 (in order) or 1 (swapped).
+
+    Example:
+    ```python
+    first, second, labels = kzoo.preprocessing.sentence_order_pairs(
+        ["One sentence here. Then another one. And a third one."], seed=0)
+    ```
+    """
+    documents = _sentence_documents(documents)
+    if not documents:
+        raise ValueError(
+            "sentence_order_pairs needs at least one document with two or "
+            "more sentences (each pair is two consecutive sentences).")
+    if not 0.0 <= swap_rate <= 1.0:
+        raise ValueError(
+            f"sentence_order_pairs: swap_rate must be in [0, 1] (the share "
+            f"of swapped pairs); got {swap_rate!r}.")
+    rng = np.random.default_rng(seed)
+    first, second, labels = [], [], []
+    for _, sentences, i in _consecutive(documents):
+        a, b = sentences[i], sentences[i + 1]
+        if rng.random() < swap_rate:
+            a, b = b, a
+            labels.append(SWAPPED)
+        else:
+            labels.append(IN_ORDER)
+        first.append(a)
+        second.append(b)
+    return first, second, np.asarray(labels, dtype="int32")
+
+
+def _sentence_documents(documents):
+    """Documents as lists of sentences, those with fewer than two left
+    out (they make no pair)."""
+    documents = [split_sentences(d) if isinstance(d, str) else list(d)
+                 for d in documents]
+    return [d for d in documents if len(d) >= 2]
+
+
+def _consecutive(documents):
+    """(document index, its sentences, i) for every pair of consecutive
+    sentences i, i + 1, in order."""
     for doc_index, sentences in enumerate(documents):
         for i in range(len(sentences) - 1):
-            first.append(sentences[i])
-            if rng.random() < not_next_rate:
-                other = int(rng.integers(len(documents) - 1))
-                other += other >= doc_index  # any document but this one
-                pool = documents[other]
-                second.append(pool[int(rng.integers(len(pool)))])
-                labels.append(NOT_NEXT)
-            else:
-                second.append(sentences[i + 1])
-                labels.append(IS_NEXT)
-    return first, second, np.asarray(labels, dtype="int32")
+            yield doc_index, sentences, i

@@ -92,3 +92,45 @@ def test_split_sentences():
 
 def test_exported_from_kzoo():
     assert kzoo.preprocessing.next_sentence_pairs is next_sentence_pairs
+
+
+# ----------------------------------------------------------------------
+# Sentence-order prediction (ALBERT)
+# ----------------------------------------------------------------------
+def test_sentence_order_pairs_swap_half(documents):
+    from kzoo.preprocessing import sentence_order_pairs
+    first, second, labels = sentence_order_pairs(documents, seed=0)
+    assert len(first) == len(second) == len(labels) == \
+        sum(len(d) - 1 for d in documents)
+    assert labels.dtype == np.int32 and set(labels.tolist()) == {0, 1}
+    # 50% swapped: within 3 standard deviations of a fair coin.
+    n = len(labels)
+    assert abs(np.mean(labels == 1) - 0.5) <= 3 * np.sqrt(0.25 / n), \
+        (np.mean(labels), n)
+    nexts = consecutive_pairs(documents)
+    for a, b, label in zip(first, second, labels):
+        if label == 0:  # in order: b follows a in the same document
+            assert (a, b) in nexts, (a, b)
+        else:           # swapped: the consecutive pair, reversed
+            assert (b, a) in nexts, (a, b)
+    # In order, walking the documents; reproducible from the seed.
+    expected = [pair for d in documents for pair in zip(d, d[1:])]
+    got = [(a, b) if label == 0 else (b, a)
+           for a, b, label in zip(first, second, labels)]
+    assert got == expected
+    again = sentence_order_pairs(documents, seed=0)
+    assert again[0] == first and (again[2] == labels).all()
+
+
+def test_sentence_order_pairs_rates_and_bad_input():
+    from kzoo.preprocessing import sentence_order_pairs
+    text = "One sentence here. Then another one. And a third one."
+    assert sentence_order_pairs([text], swap_rate=0.0)[2].tolist() == [0, 0]
+    first, second, labels = sentence_order_pairs([text], swap_rate=1.0)
+    assert labels.tolist() == [1, 1]
+    assert (first[0], second[0]) == ("Then another one.",
+                                     "One sentence here.")
+    with pytest.raises(ValueError, match="at least one document with two"):
+        sentence_order_pairs(["Only one sentence here."])
+    with pytest.raises(ValueError, match=r"swap_rate must be in \[0, 1\]"):
+        sentence_order_pairs([text], swap_rate=1.5)

@@ -25,14 +25,16 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
     min_segments = max_segments = 2
     segments_hint = ("Build them with "
                      "kzoo.preprocessing.next_sentence_pairs(documents).")
+    # The sentence-level task's output name (ALBERT's is "sop").
+    sentence_task = "nsp"
 
     def call(self, x, y=None, sample_weight=None):
         x, mask_ids, weights = self._mask(self._pack(x))
         if y is None:
             return x
-        targets = {"mlm": mask_ids, "nsp": y}
+        targets = {"mlm": mask_ids, self.sentence_task: y}
         weights = {"mlm": weights,
-                   "nsp": tf.ones_like(y, dtype="float32")}
+                   self.sentence_task: tf.ones_like(y, dtype="float32")}
         return x, targets, weights
 
 
@@ -55,40 +57,61 @@ class BertPretrainer(Task):
     preprocessor_cls = BertPretrainerPreprocessor
     extra_input_names = ("mask_positions",)
     pretrained_heads = ("mlm_head", "nsp_head")
+    # The sentence-level task: its output name (the head is
+    # "<name>_head") and what its labels mean. ALBERT's sentence-order
+    # prediction configures these.
+    sentence_task = "nsp"
+    sentence_labels = "next-sentence labels (0 = IsNext, 1 = NotNext)"
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
+        self._build_pretrainer(backbone, preprocessor, None, **kwargs)
+
+    def _build_pretrainer(self, backbone, preprocessor, sentence_dropout,
+                          **kwargs):
+        """Build the two heads on `backbone`; `sentence_dropout`: a
+        dropout rate before the sentence head (ALBERT's SOP head has one,
+        BERT's NSP head none: None)."""
+        task = self.sentence_task
         # === Layers ===
         mlm_head = masked_lm_head(backbone)
-        nsp_head = keras.layers.Dense(
+        sentence_head = keras.layers.Dense(
             2, kernel_initializer=backbone.kernel_initializer(),
-            dtype=backbone.dtype_policy, name="nsp_head")
+            dtype=backbone.dtype_policy, name=f"{task}_head")
+        dropout = None
+        if sentence_dropout is not None:
+            dropout = keras.layers.Dropout(
+                sentence_dropout, dtype=backbone.dtype_policy,
+                name=f"{task}_dropout")
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
         outputs = backbone(backbone_inputs)
+        pooled = outputs["pooled_output"]
+        if dropout is not None:
+            pooled = dropout(pooled)
         logits = {
             "mlm": mlm_head(outputs["sequence_output"],
                             inputs["mask_positions"]),
-            "nsp": nsp_head(outputs["pooled_output"]),
+            task: sentence_head(pooled),
         }
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        Task.__init__(self, inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)
         self.mlm_head = mlm_head
-        self.nsp_head = nsp_head
+        setattr(self, f"{task}_head", sentence_head)
 
     def label_spec(self):
-        return labels.ClassIds(
-            2, what="next-sentence labels (0 = IsNext, 1 = NotNext)")
+        return labels.ClassIds(2, what=self.sentence_labels)
 
     def default_compile_args(self):
         args = masked_lm_compile_args(learning_rate=1e-4)
+        task = self.sentence_task
         loss = args["loss"]
         accuracy = keras.metrics.SparseCategoricalAccuracy
         return {
             "optimizer": args["optimizer"],
             "loss": {"mlm": loss,
-                     "nsp": keras.losses.SparseCategoricalCrossentropy(
+                     task: keras.losses.SparseCategoricalCrossentropy(
                          from_logits=True)},
             "weighted_metrics": {"mlm": [accuracy(name="mlm_accuracy")],
-                                 "nsp": [accuracy(name="nsp_accuracy")]},
+                                 task: [accuracy(name=f"{task}_accuracy")]},
         }

@@ -1,0 +1,48 @@
+"""ALBERT's input packing: BERT's ([CLS] a [SEP] (b [SEP]), segment ids)
+with ALBERT's SentencePiece tokenizer."""
+
+from kzoo.models.albert.tokenizer import AlbertTokenizer
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models.registry import register
+
+
+@register
+class AlbertPreprocessor(BertPreprocessor):
+    """Raw text (one string per example, or a tuple of two lists for
+    sentence pairs) -> `token_ids`, `segment_ids`, `padding_mask`, packed
+    as the original: `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]`, segment
+    ids 0 then 1, padded with `<pad>`.
+
+    Args:
+        tokenizer: an `AlbertTokenizer`.
+        sequence_length, truncate: as `kzoo.BertPreprocessor`'s.
+
+    Example:
+    ```python
+    preprocessor = kzoo.AlbertPreprocessor.from_preset(
+        "albert_base_en_uncased", sequence_length=16)
+    preprocessor(["The quick brown fox."])
+    preprocessor((["The fox."], ["It jumped."]))
+    ```
+    """
+
+    tokenizer_cls = AlbertTokenizer
+
+
+@register
+class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
+                                 BertMaskedLMPreprocessor):
+    """Raw text -> masked inputs (x), original ids (y), weights, for
+    ALBERT's masked LM: ALBERT's packing, then BERT's masking (15% of the
+    pieces selected, 80% `[MASK]`, 10% random, 10% kept; never a special
+    token).
+
+    x: `token_ids` (masked), `segment_ids`, `padding_mask`,
+    `mask_positions`. y: the original ids at `mask_positions`.
+    sample_weight: 1 for real selections, 0 where fewer were selected.
+
+    Args: `AlbertPreprocessor`'s, and `mask_selection_rate`,
+    `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
+    `kzoo.BertMaskedLMPreprocessor`).
+    """

@@ -1,0 +1,116 @@
+"""ALBERT's SentencePiece tokenizer: kzoo's SentencePiece base with the
+original's text preprocessing and special pieces."""
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from kzoo.models.registry import register
+from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+
+PAD, UNK, CLS, SEP, MASK = "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"
+
+# Whitespace as `tokenizers`' WhitespaceSplit sees it (Rust's
+# `char::is_whitespace`, the Unicode White_Space property), in RE2 syntax.
+_WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]+"
+# Special tokens wait out the normalisation behind code points of the
+# Supplementary Private Use Area-B, which no text is expected to hold.
+_SHIELD = 0x100000
+
+
+@register
+class AlbertTokenizer(SentencePieceTokenizer):
+    """SentencePiece with ALBERT's preprocessing and special pieces.
+
+    Text goes through the original's `preprocess_text` (as Hugging Face's
+    `AlbertTokenizer` does it): "``" and "''" become '"'; unless
+    `keep_accents`, NFKD and accents (combining marks) removed; lowercased
+    when `lowercase` (the released models are uncased); every run of
+    whitespace one space. Then the SentencePiece model (its own NFKC
+    normalisation, a "▁" before each word) gives its own ids.
+
+    The special pieces are the model's own: a released `spiece.model`
+    holds `<pad>`=0, `<unk>`=1, `[CLS]`=2, `[SEP]`=3, `[MASK]`=4 (control
+    pieces, and `<unk>`). Typed in a text each is its one id, as in Hugging
+    Face's tokenizer (so `fill_mask("The [MASK] sat.")` works), and the
+    text around them is tokenized on its own. A SentencePiece model
+    without them is refused: transformers cannot build an AlbertTokenizer
+    from one either. (The tests' stand-in is a real SentencePiece model
+    with ALBERT's five pieces put first, as the released file has them:
+    `scripts/make_albert_stand_in_spm.py`.)
+
+    Args:
+        proto: path to the `spiece.model`. None when the file comes later
+            (`keras.saving.load_model`).
+        lowercase: lowercase the text (Hugging Face `do_lower_case`).
+        keep_accents: keep accents (Hugging Face `keep_accents`).
+
+    `tokenize` adds no special tokens; `AlbertPreprocessor` packs
+    `[CLS] A [SEP] (B [SEP])`. `detokenize` is SentencePiece's (`<unk>`
+    reads " ⁇ ", control pieces vanish).
+
+    Example:
+    ```python
+    tokenizer = kzoo.AlbertTokenizer.from_preset("albert_base_en_uncased")
+    tokenizer("The [MASK] sat.")
+    ```
+    """
+
+    special_tokens = (PAD, UNK, CLS, SEP, MASK)
+
+    def __init__(self, proto=None, lowercase=True, keep_accents=False,
+                 **kwargs):
+        self.lowercase = bool(lowercase)
+        self.keep_accents = bool(keep_accents)
+        super().__init__(proto=proto, **kwargs)
+
+    def normalize(self, texts):
+        """The original's `preprocess_text`, in TensorFlow string ops,
+        special tokens left as they are."""
+        for i, token in enumerate(self.special_tokens):
+            texts = tf.strings.regex_replace(
+                texts, _literal(token), chr(_SHIELD + i))
+        texts = tf.strings.regex_replace(texts, "``|''", '"')
+        if not self.keep_accents:
+            texts = tf_text.normalize_utf8(texts, "NFKD")
+            texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
+        if self.lowercase:
+            texts = tf.strings.lower(texts, encoding="utf-8")
+        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+        for i, token in enumerate(self.special_tokens):
+            texts = tf.strings.regex_replace(
+                texts, chr(_SHIELD + i), _literal(token, replacement=True))
+        return texts
+
+    @property
+    def pad_token_id(self):
+        return self.token_to_id(PAD)
+
+    @property
+    def unk_token_id(self):
+        return self.token_to_id(UNK)
+
+    @property
+    def cls_token_id(self):
+        return self.token_to_id(CLS)
+
+    @property
+    def sep_token_id(self):
+        return self.token_to_id(SEP)
+
+    @property
+    def mask_token_id(self):
+        return self.token_to_id(MASK)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"lowercase": self.lowercase,
+                       "keep_accents": self.keep_accents})
+        return config
+
+
+def _literal(token, replacement=False):
+    """`token` as an RE2 pattern matching it literally, or (replacement)
+    as a rewrite string (where only a backslash is special)."""
+    if replacement:
+        return token.replace("\\", "\\\\")
+    return "".join(c if c.isalnum() else "\\" + c for c in token)

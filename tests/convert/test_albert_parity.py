@@ -1,0 +1,217 @@
+"""kzoo vs Hugging Face `transformers` ALBERT on the same random
+checkpoints (odd shapes, two groups of two shared blocks, embeddings
+narrower than hidden, odd head counts, non-default epsilon): every output
+within 1e-5 on the backend KERAS_BACKEND names; kzoo -> HF gives back the
+original tensors bit for bit and transformers loads the export with the
+same outputs; the exported tokenizer is the same tokenizer to
+transformers."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import export_hf
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from albert_testing import ALBERT_PRESET, HARD_TEXTS
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"AlbertModel": "AlbertBackbone",
+              "AlbertForMaskedLM": "AlbertMaskedLM",
+              "AlbertForPreTraining": "AlbertPretrainer",
+              "AlbertForSequenceClassification": "AlbertTextClassifier"}
+CONFIGS = {
+    # 2 groups x 2 inner layers over 5 layers (groups 0,0,0,1,1), 3 heads
+    # of 12, embeddings 10 wide, tanh GELU.
+    "groups": dict(vocab_size=99, embedding_size=10, hidden_size=36,
+                   num_hidden_layers=5, num_hidden_groups=2,
+                   inner_group_num=2, num_attention_heads=3,
+                   intermediate_size=50, max_position_embeddings=40,
+                   type_vocab_size=2, layer_norm_eps=1e-7,
+                   hidden_act="gelu_new", num_labels=3),
+    # One shared block run 3 times (the released layout), 5 heads of 7,
+    # exact GELU, three token types, its own classifier dropout.
+    "shared": dict(vocab_size=61, embedding_size=14, hidden_size=35,
+                   num_hidden_layers=3, num_hidden_groups=1,
+                   inner_group_num=1, num_attention_heads=5,
+                   intermediate_size=9, max_position_embeddings=24,
+                   type_vocab_size=3, layer_norm_eps=1e-5,
+                   hidden_act="gelu", num_labels=5,
+                   classifier_dropout_prob=0.3, hidden_dropout_prob=0.2,
+                   attention_probs_dropout_prob=0.05),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+
+
+def make_hf_albert(architecture, config_name, seed=0):
+    """A transformers ALBERT with every parameter randomised (LayerNorm
+    scales too, so a swapped gamma/beta cannot pass)."""
+    config = transformers.AlbertConfig(**CONFIGS[config_name])
+    if architecture == "AlbertForPreTraining":
+        config.num_labels = 2  # the SOP head's two classes
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(config).eval()
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            scale = name.endswith("LayerNorm.weight") or \
+                name.endswith("layer_norm.weight")
+            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+    model.tie_weights()
+    return model
+
+
+def random_inputs(config, batch=3, seq=11, seed=0):
+    """Row 0 left-padded, row 1 right-padded, segment ids over every token
+    type."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
+    segments = rng.integers(0, config.type_vocab_size,
+                            (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    mask[0, :3] = 0
+    mask[1, seq - 4:] = 0
+    ids[mask == 0] = 0
+    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(
+            input_ids=torch.tensor(inputs["token_ids"]).long(),
+            token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
+            attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    name = type(model).__name__
+    if name == "AlbertModel":
+        return {"sequence_output": out.last_hidden_state.numpy(),
+                "pooled_output": out.pooler_output.numpy()}
+    if name == "AlbertForPreTraining":
+        return {"mlm": out.prediction_logits.numpy(),
+                "sop": out.sop_logits.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+def kzoo_outputs(model, inputs):
+    import keras
+    if isinstance(model, (kzoo.AlbertMaskedLM, kzoo.AlbertPretrainer)):
+        batch, seq = inputs["token_ids"].shape
+        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+        inputs = {**inputs, "mask_positions": positions}
+    out = model(inputs)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"logits": keras.ops.convert_to_numpy(out)}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_albert")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_albert(arch, config)
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs,
+                              hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "AlbertModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert (backbone.embedding_dim, backbone.num_groups,
+            backbone.num_inner_repetitions) == (
+        hf_config.embedding_size, hf_config.num_hidden_groups,
+        hf_config.inner_group_num)
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    assert backbone.activation == hf_config.hidden_act
+    if arch in ("AlbertForSequenceClassification", "AlbertForPreTraining"):
+        assert model.dropout == hf_config.classifier_dropout_prob
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    tied = {"predictions.decoder.weight", "predictions.decoder.bias"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+
+    # kzoo -> HF -> kzoo: every converted weight the same, bit for bit
+    # (exported once more, since a checkpoint without a pooler leaves
+    # kzoo's pooler at its random start).
+    model_again = cls.from_preset(str(out), **kwargs)
+    again_out = export_hf(model_again, tmp_path / "again", verbose=False)
+    again_tensors = load_file(again_out / "model.safetensors")
+    assert set(again_tensors) == set(exported)
+    for name, value in again_tensors.items():
+        np.testing.assert_array_equal(value, exported[name], err_msg=name)
+
+
+def test_shared_blocks_are_one_set_of_variables(checkpoints):
+    _, folder, _, _ = checkpoints["AlbertModel", "groups"]
+    backbone = kzoo.AlbertBackbone.from_preset(str(folder))
+    # 2 groups x 2 distinct blocks, whatever the 5 layers: 4 blocks' worth
+    # of variables, each stored once.
+    blocks = [layer for layer in backbone.layers
+              if layer.name.startswith("transformer_layer_")]
+    assert len(blocks) == 4
+    paths = [w.path for w in backbone.weights]
+    assert len(paths) == len(set(paths))
+    assert sum(w.path.startswith("transformer_layer_")
+               for w in backbone.weights) == 4 * 16
+    hf = transformers.AlbertModel.from_pretrained(folder)
+    assert backbone.count_params() == sum(
+        p.numel() for p in hf.parameters())
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
+    """A classifier with the stand-in tokenizer: transformers'
+    AutoTokenizer reads the export and tokenizes and packs as kzoo
+    does."""
+    preprocessor = kzoo.AlbertPreprocessor.from_preset(ALBERT_PRESET,
+                                                       sequence_length=24)
+    task = kzoo.AlbertTextClassifier(
+        kzoo.AlbertBackbone(vocabulary_size=1002, num_layers=1,
+                            num_heads=2, hidden_dim=8, intermediate_dim=16,
+                            embedding_dim=4, max_sequence_length=24),
+        num_classes=2, preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    tokenizer = preprocessor.tokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
+    packed = preprocessor(pairs)
+    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
+                            padding="max_length", truncation=True,
+                            max_length=24, return_token_type_ids=True)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+    np.testing.assert_array_equal(np.asarray(packed["segment_ids"]),
+                                  expected["token_type_ids"])
