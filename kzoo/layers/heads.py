@@ -29,14 +29,17 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         input_shape = sequence_output_shape
-        hidden_dim = input_shape[-1]
+        # The transform maps to the embedding's width, which the tied
+        # logits need (BERT's equals its hidden size; ELECTRA's generator
+        # maps its hidden size down to its embedding size).
+        width = self.token_embedding.output_dim
         self.transform = keras.layers.Dense(
-            hidden_dim, kernel_initializer=self.kernel_initializer,
+            width, kernel_initializer=self.kernel_initializer,
             name="transform")
         self.transform.build(input_shape)
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="layer_norm")
-        self.layer_norm.build(input_shape)
+        self.layer_norm.build(tuple(input_shape[:-1]) + (width,))
         self.bias = self.add_weight(
             name="bias", shape=(self.token_embedding.input_dim,),
             initializer="zeros")
