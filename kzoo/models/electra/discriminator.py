@@ -10,7 +10,25 @@ from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import task_inputs
 from kzoo.training import default_optimizer
-from kzoo.training.losses import binary_token_loss
+from kzoo.training.losses import PER_REAL_TOKEN
+
+
+@keras.saving.register_keras_serializable(package="kzoo")
+class ReplacedTokenLoss(keras.losses.Loss):
+    """Binary cross-entropy on `(batch, seq)` logits, one loss per token,
+    averaged over the tokens whose sample weight is 1 (the per-real-token
+    normalisation of `kzoo.training.losses`). Keras' binary cross-entropy
+    would average over the last axis, the sequence, before a per-token
+    weight (the padding mask) could apply."""
+
+    def __init__(self, name="replaced_token_loss", **kwargs):
+        kwargs.setdefault("reduction", PER_REAL_TOKEN)
+        super().__init__(name=name, **kwargs)
+
+    def call(self, y_true, y_pred):
+        return keras.losses.binary_crossentropy(
+            ops.expand_dims(ops.cast(y_true, y_pred.dtype), -1),
+            ops.expand_dims(y_pred, -1), from_logits=True)
 
 
 class ReplacedTokenHead(keras.layers.Layer):
@@ -66,8 +84,9 @@ class ElectraDiscriminator(Task):
     `(batch, seq)` logits, above 0 where a token looks replaced.
 
     Fit takes texts and per-token 0/1 labels of the packed length
-    (`(batch, sequence_length)`); pass the padding mask as
-    `sample_weight` to average over the real tokens, as the original.
+    (`(batch, sequence_length)`); pass the packed padding mask as
+    `sample_weight` (with a dataset) to average over the real tokens, as
+    the original; without weights every position counts.
     Replaced-token-detection pretraining from raw text, with a generator
     making the replacements, is `kzoo.ElectraPretrainer`.
 
@@ -96,6 +115,6 @@ class ElectraDiscriminator(Task):
 
     def default_compile_args(self):
         return {"optimizer": default_optimizer(5e-5),
-                "loss": binary_token_loss(),
+                "loss": ReplacedTokenLoss(),
                 "weighted_metrics": [keras.metrics.BinaryAccuracy(
                     threshold=0.0, name="accuracy")]}

@@ -8,13 +8,14 @@ from kzoo.layers.encoder_stack import post_ln_encoder
 from kzoo.models.arguments import POSITIVE_FLOAT, Optional, Real, Integer
 from kzoo.models.electra.backbone import (ElectraBackbone, electra_embeddings,
                                           embedding_tables)
-from kzoo.models.electra.discriminator import replaced_token_head
+from kzoo.models.electra.discriminator import (ReplacedTokenLoss,
+                                               replaced_token_head)
 from kzoo.models.electra.preprocessor import ElectraMaskedLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import task_inputs
 from kzoo.training import default_optimizer
-from kzoo.training.losses import binary_token_loss, token_loss
+from kzoo.training.losses import token_loss
 
 # Inference draws with this fixed seed, so predict/evaluate give the same
 # replacements for the same input; training draws from a SeedGenerator.
@@ -188,7 +189,7 @@ class ElectraPretrainer(Task):
         self.seed = seed
         # === Losses and their trackers ===
         self._generator_loss = token_loss()
-        self._discriminator_loss = binary_token_loss()
+        self._discriminator_loss = ReplacedTokenLoss()
         self.generator_loss_tracker = keras.metrics.Mean(
             name="generator_loss")
         self.discriminator_loss_tracker = keras.metrics.Mean(
@@ -236,8 +237,9 @@ class ElectraPretrainer(Task):
         self.discriminator_loss_tracker.update_state(discriminator_loss)
         self.generator_accuracy.update_state(y, y_pred["generator"],
                                              sample_weight=weights)
-        self.discriminator_accuracy.update_state(labels, disc_logits,
-                                                 sample_weight=real)
+        self.discriminator_accuracy.update_state(
+            ops.expand_dims(labels, -1), ops.expand_dims(disc_logits, -1),
+            sample_weight=real)
         loss = generator_loss + self.discriminator_weight * discriminator_loss
         losses = self.losses  # regularisers, if any
         if losses:
