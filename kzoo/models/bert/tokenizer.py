@@ -34,7 +34,8 @@ class BertTokenizer(Tokenizer):
         tokens = read_lines_asset(vocabulary)
         if not tokens:
             raise TokenizerAssetError(
-                f"BertTokenizer: vocabulary={str(vocabulary)!r} is empty; a "
+                f"{type(self).__name__}: vocabulary={str(vocabulary)!r} is "
+                "empty; a "
                 "vocab.txt holds one token per line.")
         present = set(tokens)
         missing = [t for t in self.special_token_names if t not in present]

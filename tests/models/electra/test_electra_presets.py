@@ -64,12 +64,15 @@ def test_preset_configs_are_the_released_ones(name):
         f"google/electra-{name.split('_')[1]}-{role}"
 
 
-def test_vocabulary_is_bert_base_uncased_shared_not_copied():
-    for name in RELEASED:
+def test_vocabulary_is_bert_base_uncased_held_once():
+    holder = kzoo.presets.resolve("electra_small_discriminator_en_uncased")
+    assert sha256_of(holder.file("vocab.txt")) == BERT_VOCAB_SHA256
+    assert holder.metadata["tokenizer"]["vocab.txt"]["sha256"] == \
+        BERT_VOCAB_SHA256
+    for name in set(RELEASED) - {holder.name}:
         preset = kzoo.presets.resolve(name)
         assert not preset.has("vocab.txt")
-        assert preset.json("tokenizer.json")["assets_from"] == \
-            "bert_base_en_uncased"
+        assert preset.json("tokenizer.json")["assets_from"] == holder.name
     tokenizer = kzoo.ElectraTokenizer.from_preset(
         "electra_base_generator_en_uncased")
     assert type(tokenizer) is kzoo.ElectraTokenizer
