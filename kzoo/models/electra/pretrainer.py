@@ -83,7 +83,8 @@ def replace_at_positions(token_ids, positions, replacements):
     length = ops.shape(token_ids)[1]
     used = ops.cast(ops.greater(positions, 0), "int32")
     where = scatter_slots(used, positions, length)
-    values = ops.cast(scatter_slots(replacements * used, positions, length),
+    values = ops.cast(scatter_slots(ops.multiply(replacements, used),
+                                    positions, length),
                       "int32")
     return ops.where(ops.greater(where, 0), values, token_ids)
 
