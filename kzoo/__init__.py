@@ -30,6 +30,16 @@ from kzoo.models.bert import (
     BertTokenizer,
 )
 from kzoo import generation
+from kzoo.models.electra import (
+    ElectraBackbone,
+    ElectraDiscriminator,
+    ElectraMaskedLM,
+    ElectraMaskedLMPreprocessor,
+    ElectraPreprocessor,
+    ElectraPretrainer,
+    ElectraTextClassifier,
+    ElectraTokenizer,
+)
 from kzoo.models.gpt2 import (
     GPT2Backbone,
     GPT2CausalLM,

@@ -184,6 +184,19 @@ class BertConverter(Converter):
         return {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
 
     def backbone_specs(self, backbone, config):
+        specs = self.encoder_specs(backbone)
+        no_pooler = any(a in self.no_pooler_architectures
+                        for a in config.get("architectures") or [])
+        specs += linear(
+            "pooler.dense", backbone.get_layer("pooler"), "pooler",
+            optional=("the checkpoint's architecture has no pooler; "
+                      "pooled_output is untrained") if no_pooler else None,
+            export=not no_pooler)
+        return specs
+
+    def encoder_specs(self, backbone):
+        """The embeddings' and the blocks' specs (BERT's encoder without
+        the pooler; ELECTRA's converter adds its projection instead)."""
         layer = backbone.get_layer
         specs = [
             embedding("embeddings.word_embeddings.weight",
@@ -217,13 +230,6 @@ class BertConverter(Converter):
                 *layer_norm(f"{hf}.output.LayerNorm", block.output_layer_norm,
                             group),
             ]
-        no_pooler = any(a in self.no_pooler_architectures
-                        for a in config.get("architectures") or [])
-        specs += linear(
-            "pooler.dense", backbone.get_layer("pooler"), "pooler",
-            optional=("the checkpoint's architecture has no pooler; "
-                      "pooled_output is untrained") if no_pooler else None,
-            export=not no_pooler)
         return specs
 
     def head_specs(self, task, task_name, config):
@@ -257,6 +263,13 @@ class BertConverter(Converter):
     # ------------------------------------------------------------------
     # Tokenizer
     # ------------------------------------------------------------------
+    # The kzoo classes a converted preset's tokenizer and preprocessor
+    # are, and the class an exported tokenizer_config.json names
+    # (families with BERT's WordPiece set their own).
+    tokenizer_class = "BertTokenizer"
+    preprocessor_class = "BertPreprocessor"
+    hf_tokenizer_class = "BertTokenizer"
+
     def write_tokenizer(self, checkpoint, preset_dir, report):
         tokenizer_cls = get_class(self.tokenizer_class)
         vocab_path = Path(preset_dir) / "vocab.txt"
@@ -281,13 +294,13 @@ class BertConverter(Converter):
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
             return None
-        from kzoo.models.bert.preprocessor import BertPreprocessor
+        preprocessor_cls = get_class(self.preprocessor_class)
         limits = [int(self.hf_value(config, "max_position_embeddings")), 512]
         if checkpoint is not None:
             st_config = checkpoint.json("sentence_bert_config.json") or {}
             if st_config.get("max_seq_length"):
                 limits.append(int(st_config["max_seq_length"]))
-        return BertPreprocessor(tokenizer, sequence_length=min(limits))
+        return preprocessor_cls(tokenizer, sequence_length=min(limits))
 
     # ------------------------------------------------------------------
     # Export

@@ -15,12 +15,14 @@ from kzoo.layers.transformer_block import TransformerBlock
 
 
 def transformer_stack(num_layers, num_heads, intermediate_dim,
-                      **block_kwargs):
-    """`num_layers` `TransformerBlock`s named `transformer_layer_{i}`;
-    `block_kwargs` go to every block (activation, dropouts, epsilon,
-    `normalize_first`, `kernel_initializer`, `dtype`, ...)."""
+                      name_prefix="", **block_kwargs):
+    """`num_layers` `TransformerBlock`s named
+    `{name_prefix}transformer_layer_{i}`; `block_kwargs` go to every block
+    (activation, dropouts, epsilon, `normalize_first`,
+    `kernel_initializer`, `dtype`, ...)."""
     return [TransformerBlock(num_heads, intermediate_dim,
-                             name=f"transformer_layer_{i}", **block_kwargs)
+                             name=f"{name_prefix}transformer_layer_{i}",
+                             **block_kwargs)
             for i in range(num_layers)]
 
 
@@ -33,23 +35,34 @@ def padding_attention_mask(padding_mask):
 def post_ln_encoder(embeddings, padding_mask, *, num_layers, num_heads,
                     hidden_dim, intermediate_dim, dropout, attention_dropout,
                     activation, layer_norm_epsilon, kernel_initializer,
-                    dtype=None, pooler=True):
-    """BERT's encoder body on summed embeddings `(batch, seq, hidden)`:
+                    dtype=None, pooler=True, project_embeddings=False,
+                    name_prefix=""):
+    """BERT's encoder body on summed embeddings `(batch, seq, width)`:
     LayerNorm (`embeddings_layer_norm`) and dropout on the embeddings,
     post-LayerNorm blocks, and optionally the `pooler` (dense + tanh on
     the first token).
+
+    `project_embeddings`: a dense layer (`embeddings_project`) from the
+    embeddings' width to `hidden_dim` after their dropout (ELECTRA's
+    factorised embeddings). `name_prefix` goes before every layer name (a
+    second encoder in one model: ELECTRA's generator).
 
     Returns `(sequence_output, pooled_output)`; `pooled_output` is None
     without a pooler.
     """
     x = keras.layers.LayerNormalization(
         epsilon=layer_norm_epsilon, dtype=dtype,
-        name="embeddings_layer_norm")(embeddings)
+        name=f"{name_prefix}embeddings_layer_norm")(embeddings)
     x = keras.layers.Dropout(dropout, dtype=dtype,
-                             name="embeddings_dropout")(x)
+                             name=f"{name_prefix}embeddings_dropout")(x)
+    if project_embeddings:
+        x = keras.layers.Dense(
+            hidden_dim, kernel_initializer=kernel_initializer, dtype=dtype,
+            name=f"{name_prefix}embeddings_project")(x)
     attention_mask = padding_attention_mask(padding_mask)
     for block in transformer_stack(
-            num_layers, num_heads, intermediate_dim, activation=activation,
+            num_layers, num_heads, intermediate_dim, name_prefix=name_prefix,
+            activation=activation,
             dropout=dropout, attention_dropout=attention_dropout,
             layer_norm_epsilon=layer_norm_epsilon,
             kernel_initializer=kernel_initializer, dtype=dtype):

@@ -33,6 +33,9 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         input_shape = sequence_output_shape
+        # The transform maps to the embedding's width, which the tied
+        # logits need (BERT's equals its hidden size; ELECTRA's generator
+        # maps its hidden size down to its embedding size).
         width = self.token_embedding.output_dim
         self.transform = keras.layers.Dense(
             width, kernel_initializer=self.kernel_initializer,

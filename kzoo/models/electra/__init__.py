@@ -1,0 +1,18 @@
+"""ELECTRA: backbone, tokenizer, preprocessors and tasks."""
+
+from kzoo.models.electra.backbone import ElectraBackbone
+from kzoo.models.electra.discriminator import ElectraDiscriminator
+from kzoo.models.electra.masked_lm import ElectraMaskedLM
+from kzoo.models.electra.preprocessor import (
+    ElectraMaskedLMPreprocessor,
+    ElectraPreprocessor,
+)
+from kzoo.models.electra.pretrainer import ElectraPretrainer
+from kzoo.models.electra.text_classifier import ElectraTextClassifier
+from kzoo.models.electra.tokenizer import ElectraTokenizer
+
+__all__ = [
+    "ElectraBackbone", "ElectraDiscriminator", "ElectraMaskedLM",
+    "ElectraMaskedLMPreprocessor", "ElectraPreprocessor",
+    "ElectraPretrainer", "ElectraTextClassifier", "ElectraTokenizer",
+]

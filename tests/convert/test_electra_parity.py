@@ -1,0 +1,212 @@
+"""kzoo vs Hugging Face `transformers` ELECTRA on the same random
+checkpoints (odd shapes: an embedding size that differs from the hidden
+size, and one equal to it; odd head counts; non-default epsilon,
+activation, token types and classifier dropout): every output within
+1e-5 on the backend KERAS_BACKEND names; kzoo -> HF gives back the
+original tensors bit for bit and transformers loads the export with the
+same outputs; HF -> kzoo -> HF -> kzoo keeps every kzoo weight bit for
+bit; the exported tokenizer is the same tokenizer to transformers."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import HFCheckpoint, export_hf
+from kzoo.convert.base import converter_for_model_type
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from helpers import assert_weights_identical
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+ELECTRA_PRESET = "electra_small_discriminator_en_uncased"
+KZOO_CLASS = {"ElectraModel": "ElectraBackbone",
+              "ElectraForPreTraining": "ElectraDiscriminator",
+              "ElectraForMaskedLM": "ElectraMaskedLM",
+              "ElectraForSequenceClassification": "ElectraTextClassifier"}
+CONFIGS = {
+    # Factorised: 20-wide embeddings projected to 36 (3 heads of 12),
+    # tanh GELU, three token types.
+    "odd36": dict(vocab_size=99, embedding_size=20, hidden_size=36,
+                  num_hidden_layers=2, num_attention_heads=3,
+                  intermediate_size=50, max_position_embeddings=40,
+                  type_vocab_size=3, layer_norm_eps=1e-7,
+                  hidden_act="gelu_new", num_labels=3),
+    # No projection (embedding size = hidden = 35, 5 heads of 7), ReLU,
+    # one token type, its own classifier dropout.
+    "odd35": dict(vocab_size=61, embedding_size=35, hidden_size=35,
+                  num_hidden_layers=3, num_attention_heads=5,
+                  intermediate_size=9, max_position_embeddings=24,
+                  type_vocab_size=1, layer_norm_eps=1e-5, hidden_act="relu",
+                  num_labels=5, classifier_dropout=0.3,
+                  hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.05),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+
+
+def make_hf_electra(architecture, config_name, seed=0):
+    """A transformers ELECTRA with every parameter randomised (LayerNorm
+    scales too, so a swapped gamma/beta cannot pass)."""
+    config = transformers.ElectraConfig(**CONFIGS[config_name])
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(config).eval()
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            scale = name.endswith("LayerNorm.weight")
+            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+    model.tie_weights()
+    return model
+
+
+def random_inputs(config, batch=3, seq=11, seed=0):
+    """Row 1 right-padded, row 2 with a second segment."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    mask[1, seq - 4:] = 0
+    ids[mask == 0] = 0
+    segments = np.zeros((batch, seq), "int32")
+    segments[2, 6:] = config.type_vocab_size - 1
+    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(
+            input_ids=torch.tensor(inputs["token_ids"]).long(),
+            token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
+            attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    if type(model).__name__ == "ElectraModel":
+        return {"sequence_output": out.last_hidden_state.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+def kzoo_outputs(model, inputs):
+    import keras
+    if isinstance(model, kzoo.ElectraMaskedLM):
+        batch, seq = inputs["token_ids"].shape
+        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+        inputs = {**inputs, "mask_positions": positions}
+    out = model(inputs)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"logits": keras.ops.convert_to_numpy(out)}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_electra")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_electra(arch, config)
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = random_inputs(model.config)
+        made[arch, config] = (model, folder, inputs,
+                              hf_outputs(model, inputs))
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "ElectraModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert backbone.embedding_width == hf_config.embedding_size
+    assert backbone.hidden_dim == hf_config.hidden_size
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    assert backbone.activation == hf_config.hidden_act
+    projected = hf_config.embedding_size != hf_config.hidden_size
+    assert ("embeddings_project" in [l.name for l in backbone.layers]) \
+        == projected
+    if arch == "ElectraForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.dropout == (hf_config.classifier_dropout
+                                 or hf_config.hidden_dropout_prob)
+
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
+    print(f"{arch}/{config}: max abs {differences}")
+    for name, difference in differences.items():
+        assert difference <= ATOL, (name, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    tied = {"generator_lm_head.weight"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(
+        out, attn_implementation="eager").eval()
+    again = hf_outputs(reloaded, inputs)
+    for name, value in expected.items():
+        # The tensors are identical (above); torch's kernels may round a
+        # freshly loaded copy's outputs differently in the last bit.
+        np.testing.assert_allclose(again[name], value, atol=1e-6, rtol=0,
+                                   err_msg=name)
+    # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
+    back = cls.from_preset(str(out), **kwargs)
+    assert_weights_identical(getattr(back, "backbone", back), backbone)
+    assert_weights_identical(back, model)
+
+
+def test_pretraining_heads_are_detected_without_architectures(checkpoints,
+                                                              tmp_path):
+    """A checkpoint whose config names no architecture converts to the
+    task its heads show (the discriminator's, or the generator's)."""
+    import json
+    import shutil
+    for arch, task in (("ElectraForPreTraining", "ElectraDiscriminator"),
+                       ("ElectraForMaskedLM", "ElectraMaskedLM")):
+        folder = tmp_path / arch
+        shutil.copytree(checkpoints[arch, "odd36"][1], folder)
+        config = json.loads((folder / "config.json").read_text())
+        config.pop("architectures")
+        (folder / "config.json").write_text(json.dumps(config))
+        checkpoint = HFCheckpoint(folder)
+        assert not checkpoint.architectures
+        assert converter_for_model_type("electra").detect_task(
+            checkpoint) == task
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
+    """A classifier with ELECTRA's tokenizer: transformers' AutoTokenizer
+    reads the export (an ElectraTokenizer) and tokenizes and packs as kzoo
+    does."""
+    preprocessor = kzoo.ElectraPreprocessor.from_preset(ELECTRA_PRESET,
+                                                        sequence_length=24)
+    task = kzoo.ElectraTextClassifier(
+        kzoo.ElectraBackbone(vocabulary_size=30522, num_layers=1,
+                             num_heads=2, hidden_dim=8, intermediate_dim=16,
+                             embedding_size=6, max_sequence_length=24),
+        num_classes=2, preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    import json
+    written = json.loads((out / "tokenizer_config.json").read_text())
+    assert written["tokenizer_class"] == "ElectraTokenizer"
+    texts = ["Hello World!", "Ünïcödé café, naïve", "日本語 and emoji 🙂",
+             "don't [MASK] stop"]
+    tokenizer = preprocessor.tokenizer
+    for text in texts:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    packed = preprocessor((texts[:2], texts[2:]))
+    expected = hf_tokenizer(texts[:2], texts[2:], padding="max_length",
+                            truncation=True, max_length=24)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+    np.testing.assert_array_equal(np.asarray(packed["segment_ids"]),
+                                  expected["token_type_ids"])
