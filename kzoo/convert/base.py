@@ -53,12 +53,14 @@ from kzoo.models.registry import get_class
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
     "bert": "bert",
+    "deberta-v2": "deberta_v3",
     "gpt2": "gpt2",
     "roberta": "roberta",
 }
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "bert": "bert",
+    "deberta_v3": "deberta_v3",
     "gpt2": "gpt2",
     "roberta": "roberta",
 }
