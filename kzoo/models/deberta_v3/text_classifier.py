@@ -4,6 +4,7 @@ import keras
 
 from kzoo.layers import get_activation
 from kzoo.models.arguments import FRACTION, Optional
+from kzoo.models.classification import SINGLE_LABEL
 from kzoo.models.deberta_v3.backbone import DebertaV3Backbone
 from kzoo.models.deberta_v3.preprocessor import DebertaV3Preprocessor
 from kzoo.models.registry import register
@@ -38,14 +39,15 @@ class DebertaV3TextClassifier(SequenceClassifier):
                      "pooler_dropout": Optional(FRACTION)}
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
-                 pooler_dropout=0.0, **kwargs):
+                 problem_type=SINGLE_LABEL, pooler_dropout=0.0, **kwargs):
         pooler_dropout = float(pooler_dropout or 0.0)
         # `pool` runs inside the functional build, before Keras tracks
         # attributes: hand it the backbone and rate untracked.
         object.__setattr__(self, "_pooler_settings",
                            (backbone, pooler_dropout))
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
-                         dropout=dropout, **kwargs)
+                         dropout=dropout, problem_type=problem_type,
+                         **kwargs)
         self.pooler_dropout = pooler_dropout
 
     def pool(self, inputs, backbone_outputs):
