@@ -112,6 +112,11 @@ class DebertaV3Converter(Converter):
     )
     skipped_tensors = {
         r"embeddings\.position_ids": "a buffer (0..max_len-1), not a weight",
+        # The released checkpoints keep an absolute position table that
+        # position_biased_input false never reads (transformers ignores
+        # it on load too).
+        r"embeddings\.position_embeddings\.weight":
+            "absolute positions, unused with position_biased_input false",
     }
 
     # ------------------------------------------------------------------

@@ -1,10 +1,14 @@
 """DeBERTa-v3's SentencePiece tokenizer."""
 
+from pathlib import Path
+
+import sentencepiece
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kzoo.models.registry import register
-from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+from kzoo.models.sentencepiece_tokenizer import (SentencePieceTokenizer,
+                                                 _literal)
 
 CLS, SEP, UNK, PAD, MASK = "[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]"
 
@@ -48,6 +52,25 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
         present = set(pieces)
         return list(pieces) + [t for t in self.special_tokens
                                if t not in present]
+
+    def read_assets(self, proto):
+        hub = super().read_assets(proto)
+        # The model's control pieces (`<s>`, `</s>` where it has them)
+        # typed in a text are kept whole too, as Hugging Face's tokenizer
+        # keeps them.
+        model = sentencepiece.SentencePieceProcessor(
+            model_proto=Path(proto).read_bytes())
+        tables = self._tables.value
+        for i in range(model.get_piece_size()):
+            piece = model.id_to_piece(i)
+            if model.is_control(i) and piece not in tables.special_ids:
+                tables.special_ids[piece] = int(tables.to_family[i])
+        return hub
+
+    def _special_pattern(self):
+        # Longest first: a token that begins another must not cut it.
+        tokens = sorted(self._read().special_ids, key=len, reverse=True)
+        return "|".join(_literal(t) for t in tokens)
 
     def normalize(self, text):
         # Hugging Face's DebertaV2Tokenizer normalizer: Replace(r"\s{2,}|
