@@ -273,7 +273,12 @@ class DisentangledSelfAttention(keras.layers.Layer):
             # A query with no key to attend to (padding) gets uniform
             # weights, as the original's fill with the dtype's minimum.
             scores = ops.where(mask, scores, -1e9)
-        probs = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
+        if scores.shape[-1] == 1:
+            # One key: probability 1, without Keras' warning about a
+            # softmax over one element.
+            probs = ops.ones_like(scores, dtype=query.dtype)
+        else:
+            probs = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
         probs = self.dropout_layer(probs, training=training)
         attended = ops.einsum("bhqk,bkhd->bqhd", probs, value)
         shape = ops.shape(attended)
