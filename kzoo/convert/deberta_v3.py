@@ -2,15 +2,15 @@
 `DebertaV2Model`, `DebertaV2ForMaskedLM`,
 `DebertaV2ForSequenceClassification`).
 
-    HF (without the "deberta." prefix)             kzoo
-    embeddings.word_embeddings                     token_embedding
-    embeddings.LayerNorm                           embeddings_layer_norm
-    encoder.rel_embeddings                         relative_embedding/embeddings
-    encoder.LayerNorm                              relative_embedding/layer_norm
-    encoder.layer.i.attention.self.query_proj      transformer_layer_i/attention/query
-    ...self.key_proj, .value_proj                  .../attention/key, value
-    ...self.pos_key_proj, .pos_query_proj          .../attention/pos_key, pos_query
-                                                   (share_att_key false only)
+    HF (without the "deberta." prefix)       kzoo
+    embeddings.word_embeddings               token_embedding
+    embeddings.LayerNorm                     embeddings_layer_norm
+    encoder.rel_embeddings                   relative_embedding/embeddings
+    encoder.LayerNorm                        relative_embedding/layer_norm
+    encoder.layer.i.attention.self.          transformer_layer_i/attention/
+      query_proj, key_proj, value_proj         query, key, value
+      pos_key_proj, pos_query_proj             pos_key, pos_query
+                                               (share_att_key false only)
     encoder.layer.i.attention.output.dense         .../attention/output
     encoder.layer.i.attention.output.LayerNorm     .../attention_layer_norm
     encoder.layer.i.intermediate.dense             .../intermediate_dense
@@ -37,9 +37,8 @@ from pathlib import Path
 from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
-from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
+from kzoo.convert.bert import _ACTIVATIONS, BertConverter
 from kzoo.convert.errors import ConversionError
-from kzoo.models.classification import hf_config_fields
 
 # transformers' DebertaV2Config defaults (and the `getattr` defaults its
 # modeling code reads for fields the config class does not declare).
@@ -306,24 +305,15 @@ class DebertaV3Converter(Converter):
     # Export
     # ------------------------------------------------------------------
     def hf_config(self, model, architecture, tokenizer=None):
+        # BERT's fields (shape, activation, dropouts, epsilon, labels),
+        # then DeBERTa-v3's own.
+        config = BertConverter.hf_config(self, model, architecture, tokenizer)
         backbone = getattr(model, "backbone", model)
-        activation = _EXPORT_ACTIVATIONS.get(backbone.activation,
-                                             backbone.activation)
-        config = {
-            "architectures": [architecture],
+        del config["position_embedding_type"]
+        config.pop("classifier_dropout", None)
+        config.update({
             "model_type": "deberta-v2",
-            "vocab_size": backbone.vocabulary_size,
-            "hidden_size": backbone.hidden_dim,
-            "num_hidden_layers": backbone.num_layers,
-            "num_attention_heads": backbone.num_heads,
-            "intermediate_size": backbone.intermediate_dim,
-            "hidden_act": activation,
-            "hidden_dropout_prob": backbone.dropout,
-            "attention_probs_dropout_prob": backbone.attention_dropout,
-            "max_position_embeddings": backbone.max_sequence_length,
             "type_vocab_size": 0,
-            "initializer_range": backbone.initializer_range,
-            "layer_norm_eps": backbone.layer_norm_epsilon,
             "relative_attention": True,
             "position_buckets": backbone.position_buckets or -1,
             "max_relative_positions": backbone.max_relative_positions,
@@ -333,12 +323,8 @@ class DebertaV3Converter(Converter):
             "position_biased_input": False,
             "pad_token_id": backbone.pad_token_id,
             "legacy": True,
-            "tie_word_embeddings": True,
-            "dtype": "float32",
-        }
+        })
         if architecture.endswith("ForSequenceClassification"):
-            config.update(hf_config_fields(model.num_classes,
-                                           model.problem_type))
             config.update({"pooler_hidden_size": backbone.hidden_dim,
                            "pooler_hidden_act": "gelu",
                            "pooler_dropout": model.pooler_dropout,
