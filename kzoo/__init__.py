@@ -29,6 +29,14 @@ from kzoo.models.bert import (
     BertTextEmbedder,
     BertTokenizer,
 )
+from kzoo.models.deberta_v3 import (
+    DebertaV3Backbone,
+    DebertaV3MaskedLM,
+    DebertaV3MaskedLMPreprocessor,
+    DebertaV3Preprocessor,
+    DebertaV3TextClassifier,
+    DebertaV3Tokenizer,
+)
 from kzoo import generation
 from kzoo.models.electra import (
     ElectraBackbone,

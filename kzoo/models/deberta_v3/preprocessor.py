@@ -1,0 +1,58 @@
+"""DeBERTa-v3's input packing: BERT's ([CLS] a [SEP] (b [SEP])), with
+its own tokens and no segment input."""
+
+from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models.deberta_v3.tokenizer import DebertaV3Tokenizer
+from kzoo.models.registry import register
+
+
+@register
+class DebertaV3Preprocessor(BertPreprocessor):
+    """Raw text (one string per example, or a tuple of two lists for
+    sentence pairs) -> `token_ids`, `padding_mask`, packed as Hugging
+    Face's `DebertaV2Tokenizer`: `[CLS] A [SEP]` and `[CLS] A [SEP] B
+    [SEP]`, padded with `[PAD]`.
+
+    The released models have no token types (`type_vocab_size` 0), so
+    the segment ids BERT's packing makes are dropped.
+
+    Args:
+        tokenizer: a `DebertaV3Tokenizer`.
+        sequence_length: packed length; longer inputs are truncated.
+        truncate: `"round_robin"` or `"waterfall"` (see
+            `kzoo.BertPreprocessor`).
+
+    Example:
+    ```python
+    preprocessor = kzoo.DebertaV3Preprocessor.from_preset(
+        "deberta_v3_base_en", sequence_length=16)
+    preprocessor(["The quick brown fox."])
+    preprocessor((["The fox."], ["It jumped."]))
+    ```
+    """
+
+    tokenizer_cls = DebertaV3Tokenizer
+
+    def _pack(self, x):
+        packed = super()._pack(x)
+        del packed["segment_ids"]  # no token types
+        return packed
+
+
+@register
+class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
+                                    BertMaskedLMPreprocessor):
+    """Raw text -> masked inputs (x), original ids (y), weights:
+    DeBERTa-v3's packing, then BERT's masking (15% selected, 80% `[MASK]`,
+    10% random, 10% kept; never a special token), drawn afresh on every
+    call.
+
+    x: `token_ids` (masked), `padding_mask`, `mask_positions`.
+    y: the original ids at `mask_positions`.
+    sample_weight: 1 for real selections, 0 where fewer were selected.
+
+    Args: `DebertaV3Preprocessor`'s, and `mask_selection_rate`,
+    `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
+    `kzoo.BertMaskedLMPreprocessor`).
+    """

@@ -1,0 +1,66 @@
+"""DeBERTa-v3 for text (and text-pair) classification."""
+
+import keras
+
+from kzoo.layers import get_activation
+from kzoo.models.arguments import FRACTION, Optional
+from kzoo.models.classification import SINGLE_LABEL
+from kzoo.models.deberta_v3.backbone import DebertaV3Backbone
+from kzoo.models.deberta_v3.preprocessor import DebertaV3Preprocessor
+from kzoo.models.registry import register
+from kzoo.models.task_wiring import SequenceClassifier
+
+
+@register
+class DebertaV3TextClassifier(SequenceClassifier):
+    """The original's head (Hugging Face's `ContextPooler` and
+    classifier): the first token's vector -> dropout (`pooler_dropout`)
+    -> dense + GELU (`pooler_dense`) -> dropout (`dropout`) ->
+    dense(num_classes) (`classifier`).
+
+    Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
+    sentence pairs. Arguments: see
+    `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    `dropout`: the original's `cls_dropout`, by default the backbone's
+    dropout; `problem_type`), and `pooler_dropout` (0.0, the original's
+    default).
+
+    Example:
+    ```python
+    classifier = kzoo.DebertaV3TextClassifier.from_preset(
+        "deberta_v3_base_en", num_classes=2, sequence_length=128)
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    ```
+    """
+
+    backbone_cls = DebertaV3Backbone
+    preprocessor_cls = DebertaV3Preprocessor
+    argument_spec = {**SequenceClassifier.argument_spec,
+                     "pooler_dropout": Optional(FRACTION)}
+
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
+                 problem_type=SINGLE_LABEL, pooler_dropout=0.0, **kwargs):
+        pooler_dropout = float(pooler_dropout or 0.0)
+        # `pool` runs inside the functional build, before Keras tracks
+        # attributes: hand it the backbone and rate untracked.
+        object.__setattr__(self, "_pooler_settings",
+                           (backbone, pooler_dropout))
+        super().__init__(backbone, num_classes, preprocessor=preprocessor,
+                         dropout=dropout, problem_type=problem_type,
+                         **kwargs)
+        self.pooler_dropout = pooler_dropout
+
+    def pool(self, inputs, backbone_outputs):
+        backbone, pooler_dropout = self._pooler_settings
+        first = backbone_outputs["sequence_output"][:, 0, :]
+        first = keras.layers.Dropout(
+            pooler_dropout, dtype=backbone.dtype_policy,
+            name="pooler_dropout")(first)
+        dense = keras.layers.Dense(
+            backbone.hidden_dim,
+            kernel_initializer=backbone.kernel_initializer(),
+            dtype=backbone.dtype_policy, name="pooler_dense")
+        return get_activation("gelu")(dense(first))
+
+    def task_config(self):
+        return {**super().task_config(), "pooler_dropout": self.pooler_dropout}

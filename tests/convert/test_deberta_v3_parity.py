@@ -1,0 +1,213 @@
+"""kzoo vs Hugging Face `transformers` DeBERTa-v2/v3 on the same random
+checkpoints (odd widths and head counts; 8 log buckets reaching 16, and
+no buckets at all; shared and separate position projections; both MLM
+head layouts), on inputs shorter and longer than the bucket range with
+left and right padding: every output within 1e-5 on the backend
+KERAS_BACKEND names; kzoo -> HF gives back the original tensors bit for
+bit and transformers loads the export with the same outputs; the
+exported tokenizer is the same tokenizer to transformers; options kzoo
+does not implement are refused by name."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import ConversionError, export_hf
+from kzoo.convert.safetensors import load_file
+from kzoo.models.registry import get_class
+from convert_helpers import max_abs_differences
+from deberta_v3_testing import DEBERTA_PRESET, HARD_TEXTS
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"DebertaV2Model": "DebertaV3Backbone",
+              "DebertaV2ForMaskedLM": "DebertaV3MaskedLM",
+              "DebertaV2ForSequenceClassification": "DebertaV3TextClassifier"}
+V3 = dict(relative_attention=True, position_biased_input=False,
+          type_vocab_size=0, norm_rel_ebd="layer_norm",
+          pos_att_type="p2c|c2p")
+CONFIGS = {
+    # 5 heads of 7, v3's layout (share_att_key) with 8 buckets reaching
+    # 16 positions.
+    "odd35": dict(V3, vocab_size=71, hidden_size=35, num_hidden_layers=2,
+                  num_attention_heads=5, intermediate_size=23,
+                  max_position_embeddings=64, position_buckets=8,
+                  max_relative_positions=16, share_att_key=True,
+                  layer_norm_eps=1e-6, hidden_act="gelu", num_labels=3),
+    # 3 heads of 12, separate pos_key/pos_query projections, no buckets
+    # (12 relative positions each way, clipped), tanh GELU, the original
+    # MLM head's names (legacy false), its own pooler and classifier
+    # dropouts.
+    "odd36": dict(V3, vocab_size=53, hidden_size=36, num_hidden_layers=3,
+                  num_attention_heads=3, intermediate_size=50,
+                  max_position_embeddings=48, position_buckets=-1,
+                  max_relative_positions=12, share_att_key=False,
+                  layer_norm_eps=1e-7, hidden_act="gelu_new", num_labels=4,
+                  legacy=False, pooler_dropout=0.2, cls_dropout=0.3),
+}
+CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
+LENGTHS = (5, 40)  # within and past the bucket range
+
+
+def make_hf_deberta(architecture, config_name, seed=0):
+    """A transformers DeBERTa with every parameter randomised (LayerNorm
+    scales too, so a swapped gamma/beta cannot pass)."""
+    config = transformers.DebertaV2Config(**CONFIGS[config_name])
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(config).eval()
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            scale = name.endswith("LayerNorm.weight")
+            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+    model.tie_weights()
+    return model
+
+
+def random_inputs(config, seq, batch=3, seed=0):
+    """Row 0 left-padded, row 1 right-padded, row 2 full."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(4, config.vocab_size, (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    mask[0, :min(3, seq - 1)] = 0
+    mask[1, seq - min(4, seq - 1):] = 0
+    ids[mask == 0] = config.pad_token_id
+    return {"token_ids": ids, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
+                    attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    if type(model).__name__ == "DebertaV2Model":
+        return {"sequence_output": out.last_hidden_state.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+def kzoo_outputs(model, inputs):
+    import keras
+    if isinstance(model, kzoo.DebertaV3MaskedLM):
+        batch, seq = inputs["token_ids"].shape
+        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+        out = model({**inputs, "mask_positions": positions})
+        return {"logits": keras.ops.convert_to_numpy(out)}
+    out = model(inputs)
+    if isinstance(out, dict):
+        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
+    return {"logits": keras.ops.convert_to_numpy(out)}
+
+
+def legacy_name(name):
+    """The original head's tensor names as transformers' legacy head
+    (the layout kzoo exports)."""
+    return (name.replace("lm_predictions.lm_head.dense",
+                         "cls.predictions.transform.dense")
+            .replace("lm_predictions.lm_head.LayerNorm",
+                     "cls.predictions.transform.LayerNorm")
+            .replace("lm_predictions.lm_head.bias", "cls.predictions.bias"))
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_deberta")
+    made = {}
+    for arch, config in CASES:
+        model = make_hf_deberta(arch, config)
+        folder = root / f"{arch}-{config}"
+        model.save_pretrained(folder)
+        inputs = [random_inputs(model.config, seq) for seq in LENGTHS]
+        made[arch, config] = (model, folder, inputs,
+                              [hf_outputs(model, x) for x in inputs])
+    return made
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "DebertaV2Model" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
+    assert backbone.activation == hf_config.hidden_act
+    assert backbone.share_att_key == hf_config.share_att_key
+    assert backbone.position_buckets == max(hf_config.position_buckets, 0)
+    if arch == "DebertaV2ForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.pooler_dropout == hf_config.pooler_dropout
+        assert model.dropout == getattr(hf_config, "cls_dropout",
+                                        hf_config.hidden_dropout_prob)
+
+    for x, reference, seq in zip(inputs, expected, LENGTHS):
+        differences = max_abs_differences(kzoo_outputs(model, x), reference)
+        print(f"{arch}/{config}/seq{seq}: max abs {differences}")
+        for name, difference in differences.items():
+            assert difference <= ATOL, (name, seq, difference)
+
+    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
+    out = export_hf(model, tmp_path / "exported", verbose=False)
+    original = {legacy_name(k): v.numpy()
+                for k, v in hf_model.state_dict().items()}
+    exported = load_file(out / "model.safetensors")
+    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+    assert set(exported) == set(original) - tied
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    reloaded = getattr(transformers, arch).from_pretrained(out).eval()
+    for x, reference in zip(inputs, expected):
+        again = hf_outputs(reloaded, x)
+        for name, value in reference.items():
+            np.testing.assert_allclose(again[name], value, atol=1e-6,
+                                       err_msg=name)
+    # ... and back: kzoo reads its own export to the same weights.
+    import keras
+    again = cls.from_preset(str(out), **kwargs)
+    for a, b in zip(again.weights, model.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a.value),
+                                      keras.ops.convert_to_numpy(b.value),
+                                      err_msg=a.path)
+
+
+def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
+    preprocessor = kzoo.DebertaV3Preprocessor.from_preset(DEBERTA_PRESET,
+                                                          sequence_length=24)
+    task = kzoo.DebertaV3TextClassifier(
+        kzoo.DebertaV3Backbone(vocabulary_size=1005, num_layers=1,
+                               num_heads=2, hidden_dim=8, intermediate_dim=16,
+                               position_buckets=4, max_relative_positions=8),
+        num_classes=2, preprocessor=preprocessor)
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    tokenizer = preprocessor.tokenizer
+    for text in HARD_TEXTS:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
+    packed = preprocessor(pairs)
+    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
+                            padding="max_length", truncation=True,
+                            max_length=24)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+
+
+@pytest.mark.parametrize("change,match", [
+    ({"relative_attention": False}, "relative_attention=false"),
+    ({"position_biased_input": True}, "position_biased_input=true"),
+    ({"conv_kernel_size": 3}, "conv_kernel_size=3"),
+    ({"type_vocab_size": 2}, "type_vocab_size=2"),
+    ({"norm_rel_ebd": "none"}, "norm_rel_ebd='none'"),
+    ({"pos_att_type": "c2p"}, "pos_att_type="),
+    ({"embedding_size": 16}, "embedding_size=16"),
+])
+def test_unimplemented_options_are_refused(tmp_path, change, match):
+    config = transformers.DebertaV2Config(**{**CONFIGS["odd35"], **change})
+    transformers.DebertaV2Model(config).save_pretrained(tmp_path / "ck")
+    with pytest.raises(ConversionError, match=match + ".*does not implement"):
+        kzoo.DebertaV3Backbone.from_preset(str(tmp_path / "ck"))
