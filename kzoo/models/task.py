@@ -71,6 +71,16 @@ class Task(CheckedArguments, keras.Model):
         if preprocessor is not None:
             backbone.check_preprocessor(preprocessor, name)
 
+    def call(self, inputs, *args, **kwargs):
+        # A preprocessor may give inputs this task does not read (the span
+        # boundaries of masking="span" feed the span boundary objective,
+        # not a plain masked LM); the functional graph takes its own, by
+        # name (Keras would match a larger dict by position).
+        if isinstance(inputs, dict):
+            inputs = {name: inputs[name] for name in self.input_names
+                      if name in inputs}
+        return super().call(inputs, *args, **kwargs)
+
     def label_spec(self):
         """What `fit`/`evaluate` labels must be (a `kzoo.models.labels`
         spec), or None: not checked."""
