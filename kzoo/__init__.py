@@ -36,6 +36,7 @@ from kzoo.models.roberta import (
     RobertaTextClassifier,
     RobertaTokenizer,
 )
+from kzoo.models.span_boundary import SpanBoundaryPretrainer
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

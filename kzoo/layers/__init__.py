@@ -15,6 +15,7 @@ from kzoo.layers.relative_position import (
     RelativePositionBias,
     relative_position_bucket,
 )
+from kzoo.layers.span_boundary_head import SpanBoundaryHead
 from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "token_and_position_embeddings",
     "MaskedLMHead",
     "TiedLMHead",
+    "SpanBoundaryHead",
     "CausalPaddingMask",
     "causal_mask",
     "TransformerBlock",
