@@ -71,9 +71,9 @@ class SpanBoundaryPretrainer(Task):
 
     @classmethod
     def check_argument_values(cls, values):
+        super().check_argument_values(values)  # a Backbone; lengths, vocab
         backbone = values.get("backbone")
-        family = masked_lm_family(type(backbone)) if isinstance(
-            backbone, Backbone) else None
+        family = masked_lm_family(type(backbone))
         if family is None:
             families = sorted(task.backbone_cls.__name__ for task in
                               registered_subclasses(MaskedLM))
@@ -94,7 +94,6 @@ class SpanBoundaryPretrainer(Task):
                     f"{cls.__name__} needs span masking: its preprocessor "
                     f"has masking={preprocessor.masking!r}. Build it with "
                     f'{expected.__name__}.from_preset(..., masking="span").')
-        super().check_argument_values(values)
 
     def __init__(self, backbone, preprocessor=None, max_span_length=20,
                  position_embedding_dim=200, **kwargs):
