@@ -82,6 +82,7 @@ from kzoo.models.distil_bert import (
     Distiller,
     init_student_from_teacher,
 )
+from kzoo.models.span_boundary import SpanBoundaryPretrainer
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

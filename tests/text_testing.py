@@ -53,11 +53,21 @@ def tasks_using(preprocessor_cls):
 
 
 def backbone_cls_for(preprocessor_cls):
-    tasks = tasks_using(preprocessor_cls)
+    tasks = [task for task in tasks_using(preprocessor_cls)
+             if task.backbone_cls is not Backbone]
     assert tasks, (f"no registered task uses {preprocessor_cls.__name__}; "
                    "register one (tasks declare preprocessor_cls) so the "
                    "preprocessor is tested with a model")
     return tasks[0].backbone_cls
+
+
+def task_backbone_cls(task_cls):
+    """The backbone class a task is tested with: its own; for a task on
+    any family's backbone (`backbone_cls = Backbone`, the span boundary
+    pretrainer), that of its preprocessor's family."""
+    if task_cls.backbone_cls is not Backbone:
+        return task_cls.backbone_cls
+    return backbone_cls_for(task_cls.preprocessor_cls)
 
 
 # Named presets whose tokenizer files come with the weights (RoBERTa's
@@ -108,10 +118,18 @@ def make_tokenizer(tokenizer_cls):
     return tokenizer_cls.from_preset(preset_for_tokenizer(tokenizer_cls))
 
 
+def make_task_preprocessor(task_cls, sequence_length=SEQUENCE_LENGTH,
+                           preset=None):
+    """The preprocessor the task's `from_preset` would give it (e.g. span
+    masking for the span boundary pretrainer)."""
+    preset = preset or preset_for(task_backbone_cls(task_cls))
+    return task_cls.preprocessor_for(preset, sequence_length=sequence_length)
+
+
 def make_task(task_cls, backbone=None, preprocessor="auto"):
-    backbone = backbone or tiny_backbone(task_cls.backbone_cls)
+    backbone = backbone or tiny_backbone(task_backbone_cls(task_cls))
     if isinstance(preprocessor, str):
-        preprocessor = make_preprocessor(task_cls.preprocessor_cls)
+        preprocessor = make_task_preprocessor(task_cls)
     kwargs = {}
     for name, parameter in inspect.signature(task_cls).parameters.items():
         if name in ("backbone", "preprocessor") or \

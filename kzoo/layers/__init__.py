@@ -17,6 +17,7 @@ from kzoo.layers.relative_position import (
     RelativePositionBias,
     relative_position_bucket,
 )
+from kzoo.layers.span_boundary_head import SpanBoundaryHead
 from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "token_and_position_embeddings",
     "MaskedLMHead",
     "TiedLMHead",
+    "SpanBoundaryHead",
     "CausalPaddingMask",
     "causal_mask",
     "TransformerBlock",

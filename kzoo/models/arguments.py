@@ -326,7 +326,6 @@ def bound_arguments(init, self, args, kwargs):
 
 def check_call(cls, init, self, args, kwargs):
     """Check one constructor call of `cls` against its declared spec."""
-    spec = getattr(cls, "argument_spec", {}) or {}
     parameters = inspect.signature(init).parameters
     known = list(parameters)[1:]
     # Unknown keywords first: `num_clases=3` is the cause of the missing
@@ -343,10 +342,7 @@ def check_call(cls, init, self, args, kwargs):
                    and name not in kwargs]
         _fail(cls, str(e), missing[len(args):] + known,
               f"Its arguments: {', '.join(_public(known))}.")
-    for name, constraint in spec.items():
-        if name in values and not constraint.accepts(values[name]):
-            _fail(cls, constraint.failure(name, values[name]), [name],
-                  constraint.hint(values[name]))
+    check_spec(cls, values)
     for rule in getattr(cls, "argument_rules", ()) or ():
         problem = rule.problem(values)
         if problem:
@@ -354,6 +350,17 @@ def check_call(cls, init, self, args, kwargs):
     # Checks that need the class itself (a task's backbone class, say).
     cls.check_argument_values(values)
     return values
+
+
+def check_spec(cls, values):
+    """Check `{argument: value}` against `cls.argument_spec` alone; classes
+    that check their own arguments (preprocessors: Keras layers whose
+    `__init__` the preprocessor base wraps) call it directly."""
+    for name, constraint in (getattr(cls, "argument_spec", {}) or
+                             {}).items():
+        if name in values and not constraint.accepts(values[name]):
+            _fail(cls, constraint.failure(name, values[name]), [name],
+                  constraint.hint(values[name]))
 
 
 def _unknown(cls, name, value, known):

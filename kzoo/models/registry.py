@@ -31,3 +31,10 @@ def get_class(name, expected_base=None):
 
 def class_entry(obj, config):
     return {"class_name": type(obj).__name__, "config": config}
+
+
+def registered_subclasses(base):
+    """The registered classes that subclass `base` (not `base` itself), in
+    registration order."""
+    return [cls for cls in _CLASSES.values()
+            if issubclass(cls, base) and cls is not base]

@@ -71,6 +71,16 @@ class Task(CheckedArguments, keras.Model):
         if preprocessor is not None:
             backbone.check_preprocessor(preprocessor, name)
 
+    def call(self, inputs, *args, **kwargs):
+        # A preprocessor may give inputs this task does not read (the span
+        # boundaries of masking="span" feed the span boundary objective,
+        # not a plain masked LM); the functional graph takes its own, by
+        # name (Keras would match a larger dict by position).
+        if isinstance(inputs, dict):
+            inputs = {name: inputs[name] for name in self.input_names
+                      if name in inputs}
+        return super().call(inputs, *args, **kwargs)
+
     def label_spec(self):
         """What `fit`/`evaluate` labels must be (a `kzoo.models.labels`
         spec), or None: not checked."""
@@ -157,8 +167,14 @@ class Task(CheckedArguments, keras.Model):
                 dataset = dataset.shuffle(
                     int(dataset.cardinality()), reshuffle_each_iteration=True)
             dataset = dataset.batch(batch_size or 32)
-        return dataset.map(self.preprocessor, num_parallel_calls=autotune) \
-            .prefetch(autotune)
+        dataset = dataset.map(self.preprocessor, num_parallel_calls=autotune)
+        return self.adapt_batches(dataset).prefetch(autotune)
+
+    def adapt_batches(self, dataset):
+        """The preprocessed batches as the task trains on them: unchanged,
+        unless a task's targets are not its preprocessor's (the span
+        boundary objective scores the masked-LM targets twice)."""
+        return dataset
 
     def _text_tensors(self, x):
         """Raw text checked by the preprocessor, eagerly (None, an empty
@@ -310,7 +326,7 @@ class Task(CheckedArguments, keras.Model):
             overrides = {}
             if sequence_length is not None:
                 overrides["sequence_length"] = sequence_length
-            preprocessor = cls.preprocessor_cls.from_preset(preset, **overrides)
+            preprocessor = cls.preprocessor_for(preset, **overrides)
         if saved_task:
             config = {**preset.json("task.json")["config"], **kwargs}
             config.pop("name", None)
@@ -321,6 +337,12 @@ class Task(CheckedArguments, keras.Model):
         if load_weights:
             _load_heads(task, preset, saved_task)
         return task
+
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        """The preprocessor `from_preset` gives the task for a preset
+        (`preprocessor="auto"`); kwargs override its config."""
+        return cls.preprocessor_cls.from_preset(preset, **kwargs)
 
     def save_to_preset(self, preset_dir, metadata=None):
         """Backbone, tokenizer, preprocessor and head, each file atomic."""

@@ -255,6 +255,15 @@ class Tokenizer(keras.layers.Layer):
     def id_to_token(self, token_id):
         return self._hub().id_to_token(int(token_id))
 
+    def word_start_table(self):
+        """NumPy bool array of length `vocabulary_size`: True where the token
+        begins a word (whole-word and span masking select whole words).
+        Special tokens are True."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not say which tokens begin a word "
+            "(no word_start_table()), so it cannot mask whole words or "
+            'spans; use masking="token".')
+
     # ------------------------------------------------------------------
     # Config and presets
     # ------------------------------------------------------------------

@@ -1,8 +1,16 @@
-"""Pretraining objectives as preprocessing (tf.data-side)."""
+"""Pretraining objectives as preprocessing (tf.data-side): masking (token,
+whole-word, span), sentence pairs (next-sentence, sentence-order),
+RoBERTa's FULL-SENTENCES packing."""
 
 from kzoo.preprocessing.masking import MaskedLMMasker
+from kzoo.preprocessing.packing import full_sentences, pack_full_sentences
 from kzoo.preprocessing.sentence_pairs import (
     next_sentence_pairs, sentence_order_pairs, split_sentences)
+from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
+                                             span_boundaries,
+                                             span_length_probabilities)
 
-__all__ = ["MaskedLMMasker", "next_sentence_pairs", "sentence_order_pairs",
-           "split_sentences"]
+__all__ = ["MaskedLMMasker", "WholeWordMasker", "SpanMasker",
+           "span_boundaries", "span_length_probabilities", "full_sentences",
+           "pack_full_sentences", "next_sentence_pairs",
+           "sentence_order_pairs", "split_sentences"]

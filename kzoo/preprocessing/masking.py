@@ -83,33 +83,56 @@ class MaskedLMMasker:
             return tuple(t[0] for t in outputs)
         dtype = token_ids.dtype
         ids = tf.cast(token_ids, tf.int32)
-        batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
-        slots = self.mask_selection_length
-
-        # --- Which positions: a random order of the selectable ones. ---
         unselectable = tf.constant(self.unselectable_token_ids, tf.int32)
         selectable = tf.reduce_all(
             ids[:, :, tf.newaxis] != unselectable, axis=-1)  # (batch, seq)
         count = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
-        num_to_select = tf.minimum(
+        # tf-text's budget: ceil(rate x selectable tokens), at most `slots`.
+        budget = tf.minimum(
             tf.cast(tf.math.ceil(count * self.mask_selection_rate), tf.int32),
-            slots)  # (batch,)
-        # Unselectable positions sort after every selectable one; padding
-        # columns (when slots > seq) after those.
+            self.mask_selection_length)  # (batch,)
+        selected, groups = self.select(ids, selectable, budget)
+        masked, positions, mask_ids, weights = self._replace(
+            ids, selected, groups)
+        return (tf.cast(masked, dtype), positions, tf.cast(mask_ids, dtype),
+                tf.cast(weights, tf.float32))
+
+    def select(self, ids, selectable, budget):
+        """Which positions to mask: `(selected, groups)`, both
+        `(batch, seq)`: a bool per position, and for each selected one the
+        index of its group (the unit that shares one 80/10/10 decision:
+        here the token itself, a word or a span in the subclasses). At most
+        `budget` (`(batch,)`) per row, never an unselectable position."""
+        # A random order of the selectable positions; the first `budget`.
         scores = tf.where(selectable,
                           self.generator.uniform(tf.shape(ids)), 2.0)
-        scores = tf.pad(scores, [[0, 0], [0, tf.maximum(slots - length, 0)]],
-                        constant_values=3.0)
-        _, order = tf.math.top_k(-scores, k=slots)  # (batch, slots)
-        weights = tf.range(slots)[tf.newaxis, :] < num_to_select[:, tf.newaxis]
-        # Selected positions in sequence order, padding slots at the end.
-        positions = tf.sort(tf.where(weights, order, length + slots), axis=1)
-        positions = tf.where(weights, positions, 0)
+        rank = tf.argsort(tf.argsort(scores, axis=1), axis=1)
+        selected = rank < budget[:, tf.newaxis]
+        length = tf.shape(ids)[1]
+        return selected, tf.broadcast_to(tf.range(length), tf.shape(ids))
+
+    def _replace(self, ids, selected, groups):
+        """The fixed-shape outputs from a selection: positions in sequence
+        order (padding slots at the end, position 0), the original ids,
+        weights, and the ids with 80% [MASK], 10% random, 10% unchanged,
+        decided once per group."""
+        batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
+        slots = self.mask_selection_length
+        index = tf.broadcast_to(tf.range(length), tf.shape(ids))
+        # Selected positions first, in order; the rest sort after them.
+        keys = tf.where(selected, index, length + index)
+        keys = tf.pad(keys, [[0, 0], [0, tf.maximum(slots - length, 0)]],
+                      constant_values=3 * (length + slots))
+        order = tf.sort(keys, axis=1)[:, :slots]
+        weights = order < length
+        positions = tf.where(weights, order, 0)
         mask_ids = tf.where(weights, tf.gather(ids, positions, batch_dims=1),
                             0)
 
-        # --- What goes there: 80% [MASK], 10% random, 10% unchanged. ---
-        draw = self.generator.uniform((batch, slots))
+        # One draw per group: every piece of a word (span) is treated alike.
+        draw = tf.gather(self.generator.uniform(tf.shape(ids)),
+                         tf.gather(groups, positions, batch_dims=1),
+                         batch_dims=1)  # (batch, slots)
         random_ids = self.generator.uniform(
             (batch, slots), 0, self.vocabulary_size, dtype=tf.int32)
         values = tf.where(
@@ -121,5 +144,4 @@ class MaskedLMMasker:
         masked = tf.tensor_scatter_nd_update(
             ids, tf.boolean_mask(indices, weights),
             tf.boolean_mask(values, weights))
-        return (tf.cast(masked, dtype), positions, tf.cast(mask_ids, dtype),
-                tf.cast(weights, tf.float32))
+        return masked, positions, mask_ids, weights

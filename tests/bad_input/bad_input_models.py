@@ -3,7 +3,9 @@
 
 import functools
 
-from text_testing import make_preprocessor, make_task, tiny_backbone
+from text_testing import (make_preprocessor, make_task,
+                          make_task_preprocessor, task_backbone_cls,
+                          tiny_backbone)
 
 
 @functools.lru_cache(maxsize=None)
@@ -18,10 +20,20 @@ def shared_preprocessor(preprocessor_cls, sequence_length=12):
 
 
 @functools.lru_cache(maxsize=None)
+def shared_task_preprocessor(task_cls):
+    """The preprocessor a task's `from_preset` gives it; the family's
+    shared one where that is the same class and config."""
+    preprocessor = make_task_preprocessor(task_cls)
+    shared = shared_preprocessor(type(preprocessor))
+    return shared if shared.get_config() == preprocessor.get_config() \
+        else preprocessor
+
+
+@functools.lru_cache(maxsize=None)
 def shared_task(task_cls, **kwargs):
     """A registered task, small, with its family's preprocessor."""
-    backbone = shared_backbone(task_cls.backbone_cls)
-    preprocessor = shared_preprocessor(task_cls.preprocessor_cls)
+    backbone = shared_backbone(task_backbone_cls(task_cls))
+    preprocessor = shared_task_preprocessor(task_cls)
     if not kwargs:
         return make_task(task_cls, backbone=backbone,
                          preprocessor=preprocessor)

@@ -20,7 +20,7 @@ from text_testing import (TEXTS, example_labels, example_texts,
                           make_preprocessor, make_task, make_tokenizer,
                           model_inputs, params, preset_for,
                           registered_backbones, registered_tokenizers,
-                          tiny_backbone)
+                          task_backbone_cls, tiny_backbone)
 
 
 def _copied_preset(name, tmp_path):
@@ -53,10 +53,10 @@ def _archive_config(path):
 
 @pytest.mark.parametrize("task_cls", params(Task))
 def test_task_round_trips_through_keras_format(task_cls, tmp_path):
-    preprocessor_cls = task_cls.preprocessor_cls
-    preset_dir = _copied_preset(preset_for(task_cls.backbone_cls), tmp_path)
-    preprocessor = preprocessor_cls.from_preset(preset_dir,
-                                                sequence_length=12)
+    preset_dir = _copied_preset(preset_for(task_backbone_cls(task_cls)),
+                                tmp_path)
+    preprocessor = task_cls.preprocessor_for(preset_dir, sequence_length=12)
+    preprocessor_cls = type(preprocessor)
     task = make_task(task_cls, preprocessor=preprocessor)
     x = example_texts(preprocessor_cls)
     inputs = model_inputs(preprocessor(x))

@@ -1,6 +1,7 @@
 """BERT's WordPiece tokenizer (keras-hub `WordPieceTokenizer`)."""
 
 import keras_hub
+import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
@@ -111,6 +112,12 @@ class BertTokenizer(Tokenizer):
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_token_names]
+
+    def word_start_table(self):
+        """True for tokens that begin a word: WordPiece marks the tokens that
+        continue one with "##" (special tokens begin words)."""
+        return np.array([not token.startswith("##")
+                         for token in self.get_vocabulary()], dtype=bool)
 
     def get_config(self):
         config = super().get_config()

@@ -1,6 +1,7 @@
 """GPT-2's byte-level BPE tokenizer (keras-hub `BytePairTokenizer`)."""
 
 import keras_hub
+import numpy as np
 import tensorflow as tf
 from tokenizers import pre_tokenizers
 
@@ -11,6 +12,8 @@ from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
 END_OF_TEXT = "<|endoftext|>"
 # Byte-level BPE spells bytes 0x00 and 0x01 as these characters.
 _NUL_TOKEN, _SOH_TOKEN = "\u0100", "\u0101"
+# ... and the space byte (0x20) as this one.
+_SPACE_SYMBOL = "\u0120"
 
 
 class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
@@ -164,3 +167,16 @@ class GPT2Tokenizer(Tokenizer):
     @property
     def special_token_ids(self):
         return [self.end_token_id]
+
+    def word_start_table(self):
+        """True for tokens that begin a word: byte-level BPE spells a space
+        before a word as "Ġ" at the start of its first token (fairseq's
+        `is_beginning_of_word`: the decoded token starts with a space).
+        Special tokens begin words too, so a word straight after `<s>`
+        begins one whatever its spelling (as in fairseq)."""
+        table = np.zeros(self.vocabulary_size, dtype=bool)
+        for token, token_id in self._hub().vocabulary.items():
+            if 0 <= token_id < len(table):
+                table[token_id] = token.startswith(_SPACE_SYMBOL)
+        table[self.special_token_ids] = True
+        return table

@@ -54,7 +54,9 @@ class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
     y: the original ids at `mask_positions`.
     sample_weight: 1 for real selections, 0 where fewer were selected.
 
-    Args: `RobertaPreprocessor`'s, and `mask_selection_rate`,
+    Args: `RobertaPreprocessor`'s, and `masking` (`"token"`,
+    `"whole_word"`: words begin at a `Ġ` token, or `"span"`: SpanBERT's
+    spans of whole words; dynamic in every mode), `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
     """

@@ -1,0 +1,139 @@
+"""RoBERTa's FULL-SENTENCES inputs: documents packed into full rows.
+
+RoBERTa (Liu et al., 2019, section 4.2): "Each input is packed with full
+sentences sampled contiguously from one or more documents, such that the
+total length is at most 512 tokens. Inputs may cross document boundaries.
+When we reach the end of one document, we begin sampling sentences from the
+next document and add an extra separator token between documents."
+
+So a row is `<s>`, then whole sentences in corpus order, `</s>` between
+two documents, and `</s>` at the end; padded to `sequence_length` when the
+next sentence does not fit. A sentence is never split between rows; one
+longer than a whole row is cut to fit a row of its own (fairseq's
+"complete" blocks make it an over-long block, which training truncates).
+Rows come as `tf.data` elements, `{"token_ids", "padding_mask"}` of shape
+`(sequence_length,)`: mask them with a masked-LM preprocessor's `mask` and
+fit a masked LM built without a preprocessor.
+
+Example:
+```python
+preprocessor = kzoo.RobertaMaskedLMPreprocessor.from_preset(
+    "roberta_base_en", sequence_length=128)
+rows = kzoo.preprocessing.full_sentences(
+    documents, preprocessor.tokenizer, sequence_length=128)
+masked = rows.batch(16).map(preprocessor.mask)  # (x, y, sample_weight)
+mlm = kzoo.RobertaMaskedLM(backbone, preprocessor=None)
+mlm.fit(masked.repeat(), steps_per_epoch=100)
+```
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from kzoo.preprocessing.sentence_pairs import split_sentences
+
+
+def pack_full_sentences(documents, sequence_length, start_token_id,
+                        end_token_id, pad_token_id, separator_token_id=None):
+    """Yield FULL-SENTENCES rows from tokenized documents.
+
+    Args:
+        documents: an iterable of documents, each a list of sentences, each
+            a list of token ids (no special tokens).
+        sequence_length: length of every row (at least 3).
+        start_token_id, end_token_id, pad_token_id: `<s>`, `</s>`,
+            `<pad>` (BERT's [CLS], [SEP], [PAD]).
+        separator_token_id: between two documents; `end_token_id` by
+            default (RoBERTa's `</s>`).
+
+    Yields:
+        `(token_ids, padding_mask)`, two int32 arrays of `sequence_length`.
+    """
+    if isinstance(sequence_length, bool) or not isinstance(
+            sequence_length, (int, np.integer)) or sequence_length < 3:
+        raise ValueError(
+            "sequence_length must be an integer >= 3 (<s>, a token, </s>); "
+            f"got {sequence_length!r}.")
+    if separator_token_id is None:
+        separator_token_id = end_token_id
+    capacity = sequence_length - 2  # room between <s> and </s>
+    row = []
+
+    def finish(content):
+        ids = [start_token_id] + content + [end_token_id]
+        padding = sequence_length - len(ids)
+        return (np.asarray(ids + [pad_token_id] * padding, "int32"),
+                np.asarray([1] * len(ids) + [0] * padding, "int32"))
+
+    for document in documents:
+        # Between documents: a separator, unless the row is empty (a new
+        # row begins with <s>, and the last one ended with </s>).
+        separated = False
+        if row:
+            if len(row) + 1 >= capacity:
+                yield finish(row)
+                row = []
+            else:
+                row.append(separator_token_id)
+                separated = True
+        for sentence in document:
+            sentence = [int(t) for t in sentence]
+            if not sentence:
+                continue
+            if row and len(row) + len(sentence) > capacity:
+                if separated:
+                    row.pop()  # the row's own </s> ends the document
+                yield finish(row)
+                row = []
+            separated = False
+            row.extend(sentence[:capacity])
+        if separated:  # a document without sentences
+            row.pop()
+    if row:
+        yield finish(row)
+
+
+def full_sentences(documents, tokenizer, sequence_length,
+                   separator_token_id=None):
+    """FULL-SENTENCES rows of raw documents, as a `tf.data.Dataset` of
+    `{"token_ids", "padding_mask"}` (each `(sequence_length,)` int32).
+
+    Args:
+        documents: an iterable of documents: strings (split into sentences
+            by `kzoo.preprocessing.split_sentences`) or lists of sentences.
+            Read lazily, once per pass over the dataset.
+        tokenizer: a kzoo tokenizer with `start_token_id` (or
+            `cls_token_id`), `end_token_id` (or `sep_token_id`) and
+            `pad_token_id`.
+        sequence_length: length of every row.
+        separator_token_id: between documents (default: the end token).
+    """
+    start = _token_id(tokenizer, "start_token_id", "cls_token_id")
+    end = _token_id(tokenizer, "end_token_id", "sep_token_id")
+    pad = tokenizer.pad_token_id
+
+    def tokenized():
+        for document in documents:
+            sentences = split_sentences(document, min_words=1) \
+                if isinstance(document, str) else list(document)
+            if sentences:
+                yield [list(ids) for ids in tokenizer.tokenize(sentences)]
+
+    def rows():
+        for token_ids, padding_mask in pack_full_sentences(
+                tokenized(), sequence_length, start, end, pad,
+                separator_token_id):
+            yield {"token_ids": token_ids, "padding_mask": padding_mask}
+
+    spec = tf.TensorSpec((sequence_length,), tf.int32)
+    return tf.data.Dataset.from_generator(
+        rows, output_signature={"token_ids": spec, "padding_mask": spec})
+
+
+def _token_id(tokenizer, *names):
+    for name in names:
+        if hasattr(type(tokenizer), name):
+            return int(getattr(tokenizer, name))
+    raise ValueError(
+        f"full_sentences: {type(tokenizer).__name__} has none of "
+        f"{', '.join(names)}; pass a tokenizer of an encoder family.")
