@@ -14,6 +14,7 @@ from kzoo.layers.highway import Highway
 from kzoo.layers.masks import CausalPaddingMask, causal_mask
 from kzoo.layers.normalization import RMSNorm, normalization_layer
 from kzoo.layers.recurrent import ProjectedLSTM
+from kzoo.layers.scalar_mix import ScalarMix
 from kzoo.layers.relative_position import (
     RelativePositionBias,
     relative_position_bucket,
@@ -39,4 +40,5 @@ __all__ = [
     "CharacterCNN",
     "Highway",
     "ProjectedLSTM",
+    "ScalarMix",
 ]
