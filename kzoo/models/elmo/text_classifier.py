@@ -44,10 +44,14 @@ class ElmoTextClassifier(SequenceClassifier):
     def __init__(self, backbone, num_classes, preprocessor=None,
                  dropout=None, problem_type="single_label_classification",
                  pooling="mean", normalize_layers=False, **kwargs):
-        self._pooling = TokenPooling(pooling, name="pooling")
-        self._mix = ScalarMix(backbone.num_layers + 1,
-                              normalize_layers=normalize_layers,
-                              name="scalar_mix")
+        # Used by `pool`, which the base class calls before the model
+        # exists; set past Keras' (and torch's) attribute tracking, which
+        # refuse layers before `Model.__init__`. The functional graph owns
+        # them.
+        object.__setattr__(self, "_head_layers", (
+            ScalarMix(backbone.num_layers + 1,
+                      normalize_layers=normalize_layers, name="scalar_mix"),
+            TokenPooling(pooling, name="pooling")))
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type,
                          **kwargs)
@@ -55,9 +59,10 @@ class ElmoTextClassifier(SequenceClassifier):
         self.normalize_layers = bool(normalize_layers)
 
     def pool(self, inputs, backbone_outputs):
+        mix, pooling = self._head_layers
         mask = inputs["padding_mask"]
-        mixed = self._mix(backbone_outputs["layer_outputs"], mask)
-        return self._pooling(mixed, words_only(mask))
+        mixed = mix(backbone_outputs["layer_outputs"], mask)
+        return pooling(mixed, words_only(mask))
 
     def task_config(self):
         return {**super().task_config(), "pooling": self.pooling,
