@@ -115,7 +115,7 @@ class ProjectedLSTM(keras.layers.Layer):
     def reset_states(self):
         if self.states is not None:
             for state in self.states:
-                state.assign(ops.zeros_like(state))
+                state.assign(ops.zeros(state.shape, state.dtype))
 
     def step(self, state, x_t):
         """One step from `state = (h, c)` with the input product `x_t`
