@@ -58,18 +58,21 @@ class ElmoLanguageModelPreprocessor(ElmoPreprocessor):
     def call(self, x, y=None, sample_weight=None):
         words, padding_mask = self.pack_words(x)
         inputs = self._pack(x)
-        ids = self.tokenizer._hub().lookup(words)  # (batch, seq)
-        zeros = tf.zeros_like(ids[:, :1])
-        targets = {
-            "forward": tf.concat([ids[:, 1:], zeros], axis=1),
-            "backward": tf.concat([zeros, ids[:, :-1]], axis=1),
-        }
-        weights = {
-            "forward": tf.concat([padding_mask[:, 1:], zeros], axis=1),
-            "backward": tf.concat([zeros, padding_mask[:, :-1]], axis=1),
-        }
+        ids = self.tokenizer._hub().lookup(words)  # (..., seq)
+        targets = {"forward": _shift(ids, -1), "backward": _shift(ids, 1)}
+        weights = {"forward": _shift(padding_mask, -1),
+                   "backward": _shift(padding_mask, 1)}
         weights = {k: tf.cast(v, "float32") for k, v in weights.items()}
         return inputs, targets, weights
+
+
+def _shift(values, step):
+    """Along the last axis: step -1 puts each next value at a position,
+    step 1 each previous one; 0 fills the end left empty."""
+    zeros = tf.zeros_like(values[..., :1])
+    if step < 0:
+        return tf.concat([values[..., 1:], zeros], axis=-1)
+    return tf.concat([zeros, values[..., :-1]], axis=-1)
 
 
 @register

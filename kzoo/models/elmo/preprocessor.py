@@ -55,9 +55,15 @@ class ElmoPreprocessor(Preprocessor):
         return 2  # <S>, </S>
 
     def pack_words(self, x):
-        """Texts -> dense words `(batch, sequence_length)` and the mask."""
+        """Texts -> dense words `(batch, sequence_length)` and the mask
+        (`(sequence_length,)` for one text, as `dataset.map` before
+        `batch` gives it)."""
         texts = x if x.shape.rank else x[tf.newaxis]
-        return pack_words(self.tokenizer.split(texts), self.sequence_length)
+        words, mask = pack_words(self.tokenizer.split(texts),
+                                 self.sequence_length)
+        if not x.shape.rank:
+            return words[0], mask[0]
+        return words, mask
 
     def _pack(self, x):
         words, padding_mask = self.pack_words(x)
