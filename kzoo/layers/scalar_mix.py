@@ -19,12 +19,12 @@ class ScalarMix(keras.layers.Layer):
         normalize_layers: normalise each layer first (needs the mask).
 
     Call: `(layers, padding_mask=None)`, layers
-    `(batch, num_layers, seq, dim)` -> `(batch, seq, dim)`.
+    `(batch, seq, num_layers, dim)` -> `(batch, seq, dim)`.
 
     Example:
     ```python
     mix = kzoo.layers.ScalarMix(3)
-    mix(np.ones((2, 3, 5, 8), "float32")).shape  # (2, 5, 8)
+    mix(np.ones((2, 5, 3, 8), "float32")).shape  # (2, 5, 8)
     ```
     """
 
@@ -51,17 +51,17 @@ class ScalarMix(keras.layers.Layer):
                     "padding_mask (the statistics are over real tokens).")
             layers = self._normalize(layers, padding_mask)
         weights = ops.softmax(self.layer_weights)  # (num_layers,)
-        mixed = ops.einsum("l,blsd->bsd", ops.cast(weights, layers.dtype),
+        mixed = ops.einsum("l,bsld->bsd", ops.cast(weights, layers.dtype),
                            layers)
         return ops.cast(self.gamma, layers.dtype) * mixed
 
     def _normalize(self, layers, padding_mask):
-        mask = ops.cast(padding_mask, layers.dtype)[:, None, :, None]
+        mask = ops.cast(padding_mask, layers.dtype)[:, :, None, None]
         count = ops.sum(mask) * ops.cast(ops.shape(layers)[-1], layers.dtype)
         count = ops.maximum(count, 1.0)
-        mean = ops.sum(layers * mask, axis=(0, 2, 3), keepdims=True) / count
+        mean = ops.sum(layers * mask, axis=(0, 1, 3), keepdims=True) / count
         variance = ops.sum(ops.square((layers - mean) * mask),
-                           axis=(0, 2, 3), keepdims=True) / count
+                           axis=(0, 1, 3), keepdims=True) / count
         return (layers - mean) / ops.sqrt(variance + self.epsilon)
 
     def compute_output_shape(self, layers_shape, padding_mask_shape=None):

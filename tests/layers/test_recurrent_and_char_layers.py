@@ -169,7 +169,7 @@ def test_highway_gate_multiplies_the_transform():
 
 def test_scalar_mix_matches_numpy_with_layer_normalisation():
     rng = np.random.default_rng(6)
-    layers = rng.normal(2, 3, (2, 3, 4, 5)).astype("float32")
+    layers = rng.normal(2, 3, (2, 4, 3, 5)).astype("float32")
     mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], "int32")
     mix = ScalarMix(3, normalize_layers=True)
     mix.build(layers.shape)
@@ -179,11 +179,11 @@ def test_scalar_mix_matches_numpy_with_layer_normalisation():
     real = mask.astype(bool)
     expected = 0.0
     for j in range(3):
-        values = layers[:, j][real]  # (real tokens, dim)
-        normed = (layers[:, j] - values.mean()) / np.sqrt(values.var()
+        values = layers[:, :, j][real]  # (real tokens, dim)
+        normed = (layers[:, :, j] - values.mean()) / np.sqrt(values.var()
                                                           + 1e-12)
         expected = expected + weights[j] * normed
     out = keras.ops.convert_to_numpy(mix(layers, mask))
     assert_close(out[real], 1.5 * expected[real], atol=1e-5)
     plain = ScalarMix(3)
-    assert_close(plain(layers), layers.mean(1), atol=1e-5)  # even at first
+    assert_close(plain(layers), layers.mean(2), atol=1e-5)  # even at first

@@ -70,7 +70,7 @@ class ElmoBackbone(Backbone):
     Outputs (a dict):
         sequence_output: `(batch, tokens, 2 * projection_dim)`, the top
             layer (forward ‖ backward).
-        layer_outputs: `(batch, num_layers + 1, tokens, 2 * projection_dim)`:
+        layer_outputs: `(batch, tokens, num_layers + 1, 2 * projection_dim)`:
             the token layer (duplicated to both halves, as the original),
             then each LSTM layer (forward ‖ backward). Zero at padding.
 
@@ -96,7 +96,7 @@ class ElmoBackbone(Backbone):
                                              load_weights=False)
     preprocessor = kzoo.ElmoPreprocessor.from_preset("elmo_small_en")
     outputs = backbone(preprocessor(["The cat sat ."]))
-    outputs["layer_outputs"].shape  # (1, 3, sequence_length, 256)
+    outputs["layer_outputs"].shape  # (1, sequence_length, 3, 256)
     ```
     """
 
@@ -173,7 +173,7 @@ class ElmoBackbone(Backbone):
             layers.append(ops.concatenate(
                 [outputs["forward"], outputs["backward"]], axis=-1))
             inputs = outputs
-        layer_outputs = ops.stack(layers, axis=1)
+        layer_outputs = ops.stack(layers, axis=2)
 
         super().__init__(
             inputs={"character_ids": character_ids,

@@ -21,7 +21,7 @@ class ElmoEmbedder(Task):
     one per downstream use (e.g. one at a model's input, one at its
     output), as allennlp's `Elmo(num_output_representations=...)`.
 
-    Output: `(batch, num_mixes, tokens, 2 * projection_dim)`, zero at
+    Output: `(batch, tokens, num_mixes, 2 * projection_dim)`, zero at
     padding; position 0 is `<S>` and the last real one `</S>` (`embed`
     strips them).
 
@@ -60,7 +60,7 @@ class ElmoEmbedder(Task):
         mask = inputs["padding_mask"]
         real = ops.expand_dims(ops.cast(mask, layers.dtype), -1)
         mixed = [dropout_layer(mix(layers, mask)) * real for mix in mixes]
-        outputs = ops.stack(mixed, axis=1)  # (batch, mixes, seq, dim)
+        outputs = ops.stack(mixed, axis=2)  # (batch, seq, mixes, dim)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self._finish_init(backbone, preprocessor)
         # === Config ===
@@ -90,4 +90,4 @@ class ElmoEmbedder(Task):
             if self.preprocessor is None else
             self.predict(list(texts), batch_size=batch_size, verbose=0))
         lengths = keras.ops.convert_to_numpy(x["padding_mask"]).sum(-1)
-        return [outputs[i, mix, 1:n - 1] for i, n in enumerate(lengths)]
+        return [outputs[i, 1:n - 1, mix] for i, n in enumerate(lengths)]

@@ -58,7 +58,8 @@ class ElmoLanguageModelPreprocessor(ElmoPreprocessor):
     def call(self, x, y=None, sample_weight=None):
         words, padding_mask = self.pack_words(x)
         inputs = self._pack(x)
-        ids = self.tokenizer._hub().lookup(words)  # (..., seq)
+        # (..., seq); 0 at padding (its weight is 0 anyway)
+        ids = self.tokenizer._hub().lookup(words) * padding_mask
         targets = {"forward": _shift(ids, -1), "backward": _shift(ids, 1)}
         weights = {"forward": _shift(padding_mask, -1),
                    "backward": _shift(padding_mask, 1)}

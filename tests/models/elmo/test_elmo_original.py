@@ -55,10 +55,10 @@ def test_stateless_padding_is_exact():
         alone = backbone(character_batch([words], len(words) + 2))
         n = len(words) + 2
         for name in ("sequence_output", "layer_outputs"):
-            got = to_numpy(batch[name])[row][..., :n, :]
+            got = to_numpy(batch[name])[row][:n]
             assert_all_close(got, to_numpy(alone[name])[0], atol=1e-6,
                              what=f"{name} of sentence {row} padded")
-        assert np.all(to_numpy(batch["layer_outputs"])[row][:, n:] == 0.0)
+        assert np.all(to_numpy(batch["layer_outputs"])[row][n:] == 0.0)
     # Stateless and a fresh stateful backbone agree on a first batch.
     stateful = backbone_from_folder(ELMO_DIR, stateful=True, batch_size=3)
     assert_all_close(stateful(character_batch(sentences, 60)), batch,
@@ -68,10 +68,10 @@ def test_stateless_padding_is_exact():
 def test_layers_are_token_layer_then_each_lstm_layer():
     backbone = backbone_from_folder(ELMO_DIR)
     out = to_numpy(backbone(character_batch([["A", "b"]], 4)))
-    layers = out["layer_outputs"][0]  # (3, 4, 32)
-    assert layers.shape == (3, 4, 32)
-    np.testing.assert_array_equal(layers[0, :, :16], layers[0, :, 16:])
-    np.testing.assert_array_equal(layers[2], out["sequence_output"][0])
+    layers = out["layer_outputs"][0]  # (tokens, layers, 32)
+    assert layers.shape == (4, 3, 32)
+    np.testing.assert_array_equal(layers[:, 0, :16], layers[:, 0, 16:])
+    np.testing.assert_array_equal(layers[:, 2], out["sequence_output"][0])
 
 
 def test_converted_preset_round_trip(tmp_path):
