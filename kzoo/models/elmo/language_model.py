@@ -60,9 +60,12 @@ class ElmoLanguageModelPreprocessor(ElmoPreprocessor):
         inputs = self._pack(x)
         # (..., seq); 0 at padding (its weight is 0 anyway)
         ids = self.tokenizer._hub().lookup(words) * padding_mask
-        targets = {"forward": _shift(ids, -1), "backward": _shift(ids, 1)}
+        # Right padding: a real next token implies a real position; a real
+        # previous one does not (the first padding position has one).
+        targets = {"forward": _shift(ids, -1),
+                   "backward": _shift(ids, 1) * padding_mask}
         weights = {"forward": _shift(padding_mask, -1),
-                   "backward": _shift(padding_mask, 1)}
+                   "backward": _shift(padding_mask, 1) * padding_mask}
         weights = {k: tf.cast(v, "float32") for k, v in weights.items()}
         return inputs, targets, weights
 

@@ -44,8 +44,12 @@ def test_original_weights_same_on_every_backend(tmp_path):
             {"op": "run", "class": "ElmoBackbone",
              "preset": str(tmp_path / THIS), "inputs": str(inputs),
              "output": str(tmp_path / f"{backend}_run.npz")}]}))
+        # The subprocesses import the kzoo this test imported.
+        root = str(Path(kzoo.__file__).resolve().parents[1])
         env = {**os.environ, "KERAS_BACKEND": backend,
-               "TF_CPP_MIN_LOG_LEVEL": "2"}
+               "TF_CPP_MIN_LOG_LEVEL": "2",
+               "PYTHONPATH": os.pathsep.join(
+                   filter(None, [root, os.environ.get("PYTHONPATH")]))}
         command = (f"{sys.executable} {WORKER} {job} && {sys.executable} "
                    f"-c '{CONVERT}' {ELMO_DIR} {tmp_path / backend}")
         processes[backend] = subprocess.Popen(
