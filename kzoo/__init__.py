@@ -83,6 +83,15 @@ from kzoo.models.distil_bert import (
     init_student_from_teacher,
 )
 from kzoo.models.span_boundary import SpanBoundaryPretrainer
+from kzoo.models.elmo import (
+    ElmoBackbone,
+    ElmoEmbedder,
+    ElmoLanguageModel,
+    ElmoLanguageModelPreprocessor,
+    ElmoPreprocessor,
+    ElmoTextClassifier,
+    ElmoTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

@@ -85,10 +85,14 @@ def test_rules_across_arguments(backbone_cls):
 @pytest.mark.parametrize("backbone_cls", BACKBONES,
                          ids=lambda c: c.__name__)
 def test_unknown_argument_suggests_the_right_one(backbone_cls):
-    config = {**tiny_config(backbone_cls), "hiden_dim": 16}
+    config = tiny_config(backbone_cls)
+    right = "hidden_dim" if "hidden_dim" in config else \
+        required_arguments(backbone_cls)[0]
+    wrong = right[:2] + right[3:]  # "hiden_dim"
+    config[wrong] = config.pop(right)
     with pytest.raises(ArgumentError,
-                       match="unknown argument 'hiden_dim'.*Did you mean "
-                             "'hidden_dim'"):
+                       match=f"unknown argument '{wrong}'.*Did you mean "
+                             f"'{right}'"):
         backbone_cls(**config)
 
 
@@ -96,10 +100,18 @@ def test_unknown_argument_suggests_the_right_one(backbone_cls):
                          ids=lambda c: c.__name__)
 def test_missing_argument(backbone_cls):
     config = tiny_config(backbone_cls)
-    del config["vocabulary_size"]
+    first = required_arguments(backbone_cls)[0]  # vocabulary_size, mostly
+    del config[first]
     with pytest.raises(ArgumentError, match="missing a required argument: "
-                                            "'vocabulary_size'"):
+                                            f"'{first}'"):
         backbone_cls(**config)
+
+
+def required_arguments(backbone_cls):
+    """The constructor arguments without a default, in order."""
+    parameters = inspect.signature(backbone_cls).parameters.values()
+    return [p.name for p in parameters if p.default is p.empty
+            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
 
 
 # ----------------------------------------------------------------------
