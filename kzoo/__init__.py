@@ -36,6 +36,15 @@ from kzoo.models.roberta import (
     RobertaTextClassifier,
     RobertaTokenizer,
 )
+from kzoo.models.elmo import (
+    ElmoBackbone,
+    ElmoEmbedder,
+    ElmoLanguageModel,
+    ElmoLanguageModelPreprocessor,
+    ElmoPreprocessor,
+    ElmoTextClassifier,
+    ElmoTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from kzoo.convert.base import (
-    ConversionReport, converter_for_model, converter_for_model_type)
+    ConversionReport, converter_for_model, converter_for_model_type,
+    original_format_module)
 from kzoo.convert.checkpoint import HFCheckpoint
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import quiet
@@ -71,8 +72,15 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
             read.
 
     Returns:
-        The `ConversionReport`.
+        The `ConversionReport` (None for a folder in an original,
+        pre-Hugging Face layout, such as ELMo's: see
+        `kzoo.convert.base.ORIGINAL_FORMAT_MODULES`).
     """
+    original = original_format_module(src)
+    if original is not None:  # e.g. ELMo's bilm-tf folder: no model_type
+        original.to_preset(src, dest, overwrite=overwrite, verbose=verbose,
+                           source=source, metadata=metadata)
+        return None
     start = time.perf_counter()
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()) and not overwrite:

@@ -63,6 +63,17 @@ FAMILY_MODULES = {
     "roberta": "roberta",
 }
 
+# Checkpoints in a family's own layout from before Hugging Face (ELMo's
+# bilm-tf folders: options.json + a weights .hdf5) carry no model_type to
+# dispatch on. Each module named here recognises such a folder by its files
+# (`is_original_folder(path)`) and converts it (`to_preset(src, dest,
+# ...)`); `hf_to_preset` (and so `kzoo convert`) asks them first. Explicit
+# for the same reason as MODEL_TYPE_MODULES: only these modules are ever
+# imported on a folder's say-so.
+ORIGINAL_FORMAT_MODULES = {
+    "bilm-tf": "elmo",
+}
+
 _CONVERTERS = {}  # model_type -> Converter instance
 _BY_FAMILY = {}   # kzoo family -> Converter instance
 
@@ -91,6 +102,19 @@ def converter_for_model_type(model_type):
             f"converts {', '.join(known_model_types())}.")
     importlib.import_module(f"kzoo.convert.{module}")
     return _CONVERTERS[model_type]
+
+
+def original_format_module(path):
+    """The converter module of a folder in one of the original layouts of
+    ORIGINAL_FORMAT_MODULES, or None (e.g. a Hugging Face folder)."""
+    from pathlib import Path
+    if not isinstance(path, (str, Path)) or not Path(path).is_dir():
+        return None
+    for module in ORIGINAL_FORMAT_MODULES.values():
+        converter = importlib.import_module(f"kzoo.convert.{module}")
+        if converter.is_original_folder(path):
+            return converter
+    return None
 
 
 def converter_for_model(model):

@@ -2,6 +2,7 @@
 
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
+from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.embeddings import (
     PositionEmbedding,
@@ -9,8 +10,11 @@ from kzoo.layers.embeddings import (
     token_and_position_embeddings,
 )
 from kzoo.layers.heads import MaskedLMHead, TiedLMHead
+from kzoo.layers.highway import Highway
 from kzoo.layers.masks import CausalPaddingMask, causal_mask
 from kzoo.layers.normalization import RMSNorm, normalization_layer
+from kzoo.layers.recurrent import ProjectedLSTM
+from kzoo.layers.scalar_mix import ScalarMix
 from kzoo.layers.relative_position import (
     RelativePositionBias,
     relative_position_bucket,
@@ -33,4 +37,8 @@ __all__ = [
     "normalization_layer",
     "RelativePositionBias",
     "relative_position_bucket",
+    "CharacterCNN",
+    "Highway",
+    "ProjectedLSTM",
+    "ScalarMix",
 ]

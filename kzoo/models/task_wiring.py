@@ -26,7 +26,12 @@ def task_inputs(backbone, extra_names=()):
     subset the backbone takes.
     """
     names = tuple(backbone.input_names) + tuple(extra_names)
-    inputs = {name: keras.Input((None,), dtype="int32", name=name)
+    # (batch, sequence) unless the backbone says otherwise (ELMo's
+    # (batch, sequence, characters) character ids).
+    axes = {name: backbone.input_axes.get(name, ("batch", "sequence"))
+            for name in names}
+    inputs = {name: keras.Input((None,) * (len(axes[name]) - 1),
+                                dtype="int32", name=name)
               for name in names}
     return inputs, {name: inputs[name] for name in backbone.input_names}
 

@@ -1,0 +1,80 @@
+"""Text classification on ELMo features: a scalar mix, pooled."""
+
+from keras import ops
+
+from kzoo.layers import ScalarMix
+from kzoo.models.arguments import BOOLEAN, FRACTION, OneOf, Optional
+from kzoo.models.bert.text_embedder import POOLING_MODES, TokenPooling
+from kzoo.models.elmo.backbone import ElmoBackbone
+from kzoo.models.elmo.preprocessor import ElmoPreprocessor
+from kzoo.models.registry import register
+from kzoo.models.task_wiring import SequenceClassifier
+
+
+@register
+class ElmoTextClassifier(SequenceClassifier):
+    """ELMo features -> a class: a learned scalar mix of the biLM's layers,
+    pooled over the real words (`<S>`/`</S>` excluded; "mean" or "max"),
+    dropout, dense(num_classes).
+
+    Freeze the backbone (`classifier.backbone.trainable = False`) to train
+    on ELMo features as the paper does; only the mix and the dense layer
+    then learn.
+
+    Args: `SequenceClassifier`'s (`num_classes`, `dropout`,
+    `problem_type`), and
+        pooling: "mean" or "max" over the words.
+        normalize_layers: the mix normalises each layer first.
+
+    Example:
+    ```python
+    classifier = kzoo.ElmoTextClassifier.from_preset(
+        "elmo_small_en", num_classes=2, sequence_length=64)
+    classifier.backbone.trainable = False
+    classifier.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
+    ```
+    """
+
+    backbone_cls = ElmoBackbone
+    preprocessor_cls = ElmoPreprocessor
+    argument_spec = {"dropout": Optional(FRACTION),
+                     "pooling": OneOf(("mean", "max"), noun="pooling mode"),
+                     "normalize_layers": BOOLEAN}
+
+    def __init__(self, backbone, num_classes, preprocessor=None,
+                 dropout=None, problem_type="single_label_classification",
+                 pooling="mean", normalize_layers=False, **kwargs):
+        # Used by `pool`, which the base class calls before the model
+        # exists; set past Keras' (and torch's) attribute tracking, which
+        # refuse layers before `Model.__init__`. The functional graph owns
+        # them.
+        object.__setattr__(self, "_head_layers", (
+            ScalarMix(backbone.num_layers + 1,
+                      normalize_layers=normalize_layers, name="scalar_mix"),
+            TokenPooling(pooling, name="pooling")))
+        super().__init__(backbone, num_classes, preprocessor=preprocessor,
+                         dropout=dropout, problem_type=problem_type,
+                         **kwargs)
+        self.pooling = pooling
+        self.normalize_layers = bool(normalize_layers)
+
+    def pool(self, inputs, backbone_outputs):
+        mix, pooling = self._head_layers
+        mask = inputs["padding_mask"]
+        mixed = mix(backbone_outputs["layer_outputs"], mask)
+        return pooling(mixed, words_only(mask))
+
+    def task_config(self):
+        return {**super().task_config(), "pooling": self.pooling,
+                "normalize_layers": self.normalize_layers}
+
+
+def words_only(padding_mask):
+    """The padding mask without `<S>` (the first position) and `</S>` (the
+    last real one): the words of each text."""
+    mask = ops.cast(padding_mask, "int32")
+    next_is_real = ops.concatenate(
+        [mask[:, 1:], ops.zeros_like(mask[:, :1])], axis=1)
+    not_first = ops.concatenate(
+        [ops.zeros_like(mask[:, :1]), ops.ones_like(mask[:, 1:])], axis=1)
+    return mask * next_is_real * not_first

@@ -1,0 +1,138 @@
+"""ELMo's tokenizer: whitespace-separated words, a word vocabulary for the
+language model's targets, and the original's character ids."""
+
+import tensorflow as tf
+
+from kzoo.models.elmo.characters import BOS_TOKEN, EOS_TOKEN, character_ids_tf
+from kzoo.models.registry import register
+from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+                                   read_lines_asset)
+
+UNK_TOKEN = "<UNK>"
+SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
+
+
+def split_words(texts):
+    """Whitespace tokenisation, as the original's `sentence.split()` on
+    pre-tokenised text: a tf string (batch) -> tf words (ragged)."""
+    return tf.strings.split(texts)
+
+
+class WordVocabulary:
+    """Words <-> ids through a word list (id = line), unknown words
+    `<UNK>`. The text algorithm behind `ElmoTokenizer`, in tf ops, so it
+    runs in `tf.data`."""
+
+    def __init__(self, words):
+        self.words = list(words)
+        self._words = tf.constant(self.words)
+        self.unk_id = self.words.index(UNK_TOKEN)
+        self._table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                self._words, tf.range(len(self.words), dtype=tf.int32)),
+            default_value=self.unk_id)
+
+    def lookup(self, words):
+        if isinstance(words, tf.RaggedTensor):
+            return tf.ragged.map_flat_values(self._table.lookup, words)
+        return self._table.lookup(words)
+
+    def tokenize(self, texts):
+        return self.lookup(split_words(texts))
+
+    def detokenize(self, ids):
+        if isinstance(ids, (list, tuple)) and ids and isinstance(
+                ids[0], (list, tuple)):
+            ids = tf.ragged.constant(ids, tf.int32)  # ragged rows
+        elif not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+        if isinstance(ids, tf.RaggedTensor):
+            words = tf.ragged.map_flat_values(
+                lambda i: tf.gather(self._words, i), ids)
+        else:
+            words = tf.gather(self._words, ids)
+        return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+    def vocabulary_size(self):
+        return len(self.words)
+
+    def get_vocabulary(self):
+        return list(self.words)
+
+    def token_to_id(self, token):
+        try:
+            return self.words.index(token)
+        except ValueError:
+            return self.unk_id
+
+    def id_to_token(self, token_id):
+        return self.words[token_id]
+
+
+@register
+class ElmoTokenizer(Tokenizer):
+    """Whitespace tokenisation into words, as ELMo's original code reads
+    its (pre-tokenised) text.
+
+    `tokenize` gives word ids in the vocabulary (the language model's
+    targets; unknown words are `<UNK>`); `character_ids` gives the
+    original's 50 character ids per word, which is what `ElmoBackbone`
+    reads: the representations themselves never depend on the vocabulary.
+
+    Args:
+        vocabulary: a word list, one word per line (id = line), holding
+            `<S>`, `</S>` and `<UNK>` (the 1B Word Benchmark's
+            `vocab-2016-09-10.txt` for the released models).
+
+    Example:
+    ```python
+    tokenizer = kzoo.ElmoTokenizer.from_preset("elmo_small_en")
+    tokenizer(["The cat sat ."])          # word ids
+    tokenizer.character_ids(["The cat"])  # (1, 2, 50) int32
+    ```
+    """
+
+    asset_files = {"vocabulary": "vocab.txt"}
+
+    def __init__(self, vocabulary=None, **kwargs):
+        super().__init__(**kwargs)
+        self.set_assets(vocabulary=vocabulary)
+
+    def read_assets(self, vocabulary):
+        words = read_lines_asset(vocabulary)
+        missing = [t for t in SPECIAL_TOKENS if t not in set(words)]
+        if missing:
+            raise TokenizerAssetError(
+                f"ElmoTokenizer: vocabulary={str(vocabulary)!r} lacks "
+                f"{missing}; an ELMo vocabulary holds {list(SPECIAL_TOKENS)} "
+                "and one word per line.")
+        if len(set(words)) != len(words) or "" in words:
+            raise TokenizerAssetError(
+                f"ElmoTokenizer: vocabulary={str(vocabulary)!r} has repeated "
+                "or empty lines; it must hold one distinct word per line.")
+        return WordVocabulary(words)
+
+    def split(self, texts):
+        """Texts -> words (tf, ragged for a batch)."""
+        return split_words(texts)
+
+    def character_ids(self, texts):
+        """Texts -> the original's character ids of each word:
+        `(batch, max words, 50)` int32, padding words all 0."""
+        words = split_words(tf.convert_to_tensor(texts, tf.string))
+        if isinstance(words, tf.RaggedTensor):
+            ids = tf.ragged.map_flat_values(character_ids_tf, words)
+            return ids.to_tensor(0)
+        return character_ids_tf(words)
+
+    @property
+    def bos_token_id(self):
+        return self.token_to_id(BOS_TOKEN)
+
+    @property
+    def eos_token_id(self):
+        return self.token_to_id(EOS_TOKEN)
+
+    @property
+    def unk_token_id(self):
+        return self.token_to_id(UNK_TOKEN)
