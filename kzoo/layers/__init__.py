@@ -6,6 +6,7 @@ from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.embeddings import (
     PositionEmbedding,
+    RowDropoutEmbedding,
     TokenEmbedding,
     token_and_position_embeddings,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "get_activation",
     "MultiHeadAttention",
     "PositionEmbedding",
+    "RowDropoutEmbedding",
     "TokenEmbedding",
     "token_and_position_embeddings",
     "MaskedLMHead",
