@@ -242,7 +242,7 @@ def load_state_dict(model, state):
 def save_checkpoint(model, path):
     """Write `model` as a fastai `.pth` state dict (torch tensors)."""
     import torch
-    state = {k: torch.from_numpy(np.ascontiguousarray(v))
+    state = {k: torch.from_numpy(np.array(v, "float32"))
              for k, v in to_state_dict(model).items()}
     torch.save(state, path)
 
