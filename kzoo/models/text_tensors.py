@@ -158,7 +158,9 @@ def _eager_value(x):
         return _decoded(x.to_list())
     if isinstance(x, tf.Tensor):
         if x.dtype == tf.string:
-            return _decoded(x.numpy().tolist())
+            value = x.numpy()  # bytes for one string
+            return _decoded(value.tolist() if hasattr(value, "tolist")
+                            else value)
         x = x.numpy()
     if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
         return x

@@ -85,10 +85,15 @@ def test_rules_across_arguments(backbone_cls):
 @pytest.mark.parametrize("backbone_cls", BACKBONES,
                          ids=lambda c: c.__name__)
 def test_unknown_argument_suggests_the_right_one(backbone_cls):
-    config = {**tiny_config(backbone_cls), "hiden_dim": 16}
+    config = tiny_config(backbone_cls)
+    # A typo of an argument the family has (recurrent families have no
+    # hidden_dim).
+    right = "hidden_dim" if "hidden_dim" in config else "vocabulary_size"
+    typo = right.replace("dd", "d") if "dd" in right else right[:-1]
+    config[typo] = config.pop(right)
     with pytest.raises(ArgumentError,
-                       match="unknown argument 'hiden_dim'.*Did you mean "
-                             "'hidden_dim'"):
+                       match=f"unknown argument '{typo}'.*Did you mean "
+                             f"'{right}'"):
         backbone_cls(**config)
 
 

@@ -7,6 +7,14 @@ from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
 
 
+def unbatch_if_one(x, packed):
+    """One text in (an unbatched `tf.data` element): its rows out, without
+    the batch axis `pack_ids` added."""
+    if x.shape.rank:
+        return packed
+    return tf.nest.map_structure(lambda t: t[0], packed)
+
+
 @register
 class AwdLstmPreprocessor(Preprocessor):
     """Raw text -> `token_ids`, `padding_mask` for `AwdLstmBackbone`:
@@ -54,7 +62,8 @@ class AwdLstmPreprocessor(Preprocessor):
 
     def _pack(self, x):
         token_ids, padding_mask = self.pack_ids(x, self.sequence_length)
-        return {"token_ids": token_ids, "padding_mask": padding_mask}
+        packed = {"token_ids": token_ids, "padding_mask": padding_mask}
+        return unbatch_if_one(x, packed)
 
 
 @register
@@ -74,5 +83,5 @@ class AwdLstmLanguageModelPreprocessor(AwdLstmPreprocessor):
         token_ids, padding_mask = self.pack_ids(x, self.sequence_length + 1)
         inputs = {"token_ids": token_ids[:, :-1],
                   "padding_mask": padding_mask[:, :-1]}
-        return inputs, token_ids[:, 1:], tf.cast(padding_mask[:, 1:],
-                                                 "float32")
+        return unbatch_if_one(x, (inputs, token_ids[:, 1:],
+                                  tf.cast(padding_mask[:, 1:], "float32")))

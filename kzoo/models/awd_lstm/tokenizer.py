@@ -31,6 +31,9 @@ def apply_rules(texts):
     capitals (two characters or more) becomes `xxup word`; a capitalised
     one `xxmaj word`; every word lower-cased. Returns the words joined by
     single spaces."""
+    texts = tf.convert_to_tensor(texts, tf.string)
+    if texts.shape.rank == 0:  # one text
+        return apply_rules(texts[tf.newaxis])[0]
     texts = tf.strings.regex_replace(texts, _SPLIT, r" \1 ")
     words = tf.strings.split(texts)
     flat = words.flat_values
