@@ -92,6 +92,14 @@ from kzoo.models.elmo import (
     ElmoTextClassifier,
     ElmoTokenizer,
 )
+from kzoo.models.awd_lstm import (
+    AwdLstmBackbone,
+    AwdLstmLanguageModel,
+    AwdLstmLanguageModelPreprocessor,
+    AwdLstmPreprocessor,
+    AwdLstmTextClassifier,
+    AwdLstmTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

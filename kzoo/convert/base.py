@@ -82,6 +82,7 @@ FAMILY_MODULES = {
 # imported on a folder's say-so.
 ORIGINAL_FORMAT_MODULES = {
     "bilm-tf": "elmo",
+    "fastai": "awd_lstm",  # a .pth state dict + its itos vocabulary
 }
 
 _CONVERTERS = {}  # model_type -> Converter instance

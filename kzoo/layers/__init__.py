@@ -7,6 +7,7 @@ from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.embeddings import (
     PositionEmbedding,
     SinusoidalPositions,
+    RowDropoutEmbedding,
     TokenEmbedding,
     sinusoidal_position_table,
     token_and_position_embeddings,
@@ -30,6 +31,7 @@ __all__ = [
     "PositionEmbedding",
     "SinusoidalPositions",
     "sinusoidal_position_table",
+    "RowDropoutEmbedding",
     "TokenEmbedding",
     "token_and_position_embeddings",
     "MaskedLMHead",

@@ -15,6 +15,53 @@ class TokenEmbedding(keras.layers.Embedding):
         return ops.matmul(hidden_states, ops.transpose(self.embeddings))
 
 
+class RowDropoutEmbedding(TokenEmbedding):
+    """A `TokenEmbedding` with embedding dropout (Gal & Ghahramani, 2016, as
+    AWD-LSTM and fastai's `EmbeddingDropout` use it): in training, whole
+    rows of the matrix are zeroed with probability `row_dropout` and the
+    others scaled by `1 / (1 - row_dropout)`, one mask per call. A dropped
+    word is dropped at every position of the batch, which plain dropout on
+    the looked-up vectors would not do. Off in inference.
+
+    Only the rows the batch looks up are masked (a `(vocabulary,)` mask
+    gathered by id): the same function as masking the whole matrix, without
+    materialising a second copy of it.
+
+    Example:
+    ```python
+    embedding = kzoo.layers.RowDropoutEmbedding(100, 8, row_dropout=0.1)
+    vectors = embedding(np.array([[3, 3, 7]]), training=True)
+    # positions 0 and 1 (the same word) are both kept or both zero
+    ```
+    """
+
+    def __init__(self, input_dim, output_dim, row_dropout=0.0, seed=None,
+                 **kwargs):
+        super().__init__(input_dim, output_dim, **kwargs)
+        self.row_dropout = float(row_dropout)
+        if not 0.0 <= self.row_dropout < 1.0:
+            raise ValueError(f"{self.name}: row_dropout must be in [0, 1); "
+                             f"got {row_dropout!r}.")
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed) \
+            if self.row_dropout > 0 else None
+
+    def call(self, inputs, training=None):
+        outputs = super().call(inputs)
+        if not training or self.row_dropout == 0:
+            return outputs
+        keep = keras.random.dropout(
+            ops.ones((self.input_dim,), outputs.dtype), self.row_dropout,
+            seed=self.seed_generator)  # (vocabulary,): 0 or 1 / (1 - p)
+        ids = ops.cast(inputs, "int32")
+        return outputs * ops.expand_dims(ops.take(keep, ids), -1)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"row_dropout": self.row_dropout, "seed": self.seed})
+        return config
+
+
 class PositionEmbedding(keras.layers.Layer):
     """Learned absolute position embeddings, sliced to the input length.
 

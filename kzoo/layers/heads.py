@@ -77,27 +77,36 @@ class MaskedLMHead(keras.layers.Layer):
 
 class TiedLMHead(keras.layers.Layer):
     """Language-model logits through the (tied) token embedding:
-    `hidden @ embeddings^T`, no bias (GPT-2's `lm_head`).
+    `hidden @ embeddings^T`, by default no bias (GPT-2's `lm_head`);
+    `use_bias=True` adds a bias per token (fastai's `LinearDecoder` with
+    `tie_encoder`, AWD-LSTM's).
 
     The embedding is referenced, not tracked: its matrix belongs to the
     backbone, so a task's weights file does not store it twice.
     """
 
-    def __init__(self, token_embedding, **kwargs):
+    def __init__(self, token_embedding, use_bias=False, **kwargs):
         super().__init__(**kwargs)
         # Bypass Keras attribute tracking (see the class docstring).
         self.__dict__["_token_embedding"] = token_embedding
+        self.use_bias = bool(use_bias)
 
     @property
     def token_embedding(self):
         return self.__dict__["_token_embedding"]
 
     def build(self, input_shape=None):
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                name="bias", shape=(self.token_embedding.input_dim,),
+                initializer="zeros")
         self.built = True
 
     def call(self, hidden_states):
         # (batch, seq, hidden) -> (batch, seq, vocab)
-        return self.token_embedding.logits(hidden_states)
+        logits = self.token_embedding.logits(hidden_states)
+        return logits if self.bias is None else logits + self.bias
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.token_embedding.input_dim,)

@@ -37,10 +37,16 @@ class ProjectedLSTM(keras.layers.Layer):
             `reset_states()` zeroes it. Otherwise every call starts from
             zeros, or from `initial_state`.
         batch_size: the fixed batch size of a stateful layer.
+        recurrent_kernel_dropout: DropConnect on the hidden-to-hidden
+            weights (Wan et al., 2013; AWD-LSTM's weight drop, fastai's
+            `WeightDropout`): in training, each call zeroes this fraction
+            of the recurrent kernel's entries (scaling the rest by
+            1 / (1 - rate)), one mask for every row and step of the batch;
+            off in inference.
         kernel_initializer, recurrent_initializer, projection_initializer:
             how new weights start; the forget-gate bias starts at 1.
 
-    Call: `(inputs, mask=None, initial_state=None)`; inputs
+    Call: `(inputs, mask=None, initial_state=None, training=None)`; inputs
     `(batch, time, features)`, mask `(batch, time)`, initial state
     `[h, c]` of shapes `(batch, projection_dim)`, `(batch, units)`.
     Returns `(outputs, [h, c])`: outputs `(batch, time, projection_dim)`,
@@ -59,7 +65,8 @@ class ProjectedLSTM(keras.layers.Layer):
                  projection_clip=None, go_backwards=False, stateful=False,
                  batch_size=None, kernel_initializer="glorot_uniform",
                  recurrent_initializer="glorot_uniform",
-                 projection_initializer="glorot_uniform", **kwargs):
+                 projection_initializer="glorot_uniform",
+                 recurrent_kernel_dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
         if stateful and not batch_size:
             raise ValueError(
@@ -80,6 +87,15 @@ class ProjectedLSTM(keras.layers.Layer):
             recurrent_initializer)
         self.projection_initializer = keras.initializers.get(
             projection_initializer)
+        self.recurrent_kernel_dropout = float(recurrent_kernel_dropout)
+        if not 0.0 <= self.recurrent_kernel_dropout < 1.0:
+            raise ValueError(
+                f"{self.name}: recurrent_kernel_dropout must be in [0, 1); "
+                f"got {recurrent_kernel_dropout!r}.")
+        self.seed = seed
+        self.seed_generator = None
+        if self.recurrent_kernel_dropout > 0:
+            self.seed_generator = keras.random.SeedGenerator(seed)
         self.supports_masking = True
 
     @property
@@ -117,11 +133,14 @@ class ProjectedLSTM(keras.layers.Layer):
             for state in self.states:
                 state.assign(ops.zeros(state.shape, state.dtype))
 
-    def step(self, state, x_t):
+    def step(self, state, x_t, recurrent_kernel=None):
         """One step from `state = (h, c)` with the input product `x_t`
-        (already `x W + b`); returns the new `(h, c)`."""
+        (already `x W + b`); returns the new `(h, c)`. `recurrent_kernel`:
+        the (weight-dropped) kernel to use; None: the layer's own."""
         h, c = state
-        z = x_t + ops.matmul(h, self.recurrent_kernel)  # (batch, 4 units)
+        if recurrent_kernel is None:
+            recurrent_kernel = self.recurrent_kernel
+        z = x_t + ops.matmul(h, recurrent_kernel)  # (batch, 4 units)
         i, f, g, o = ops.split(z, 4, axis=-1)
         c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
         if self.cell_clip is not None:
@@ -133,8 +152,18 @@ class ProjectedLSTM(keras.layers.Layer):
                 h = ops.clip(h, -self.projection_clip, self.projection_clip)
         return h, c
 
-    def call(self, inputs, mask=None, initial_state=None):
+    def dropped_recurrent_kernel(self, training=None):
+        """The recurrent kernel this call uses: with DropConnect in
+        training, one fresh mask (drawn once per call, not per step)."""
+        kernel = ops.convert_to_tensor(self.recurrent_kernel)
+        if not training or self.recurrent_kernel_dropout == 0:
+            return kernel
+        return keras.random.dropout(kernel, self.recurrent_kernel_dropout,
+                                    seed=self.seed_generator)
+
+    def call(self, inputs, mask=None, initial_state=None, training=None):
         batch = ops.shape(inputs)[0]
+        recurrent_kernel = self.dropped_recurrent_kernel(training)
         if mask is None:
             mask = ops.ones(ops.shape(inputs)[:2], "bool")
         if initial_state is None:
@@ -155,7 +184,7 @@ class ProjectedLSTM(keras.layers.Layer):
 
         def body(state, step_inputs):
             x_t, real = step_inputs
-            h, c = self.step(state, x_t)
+            h, c = self.step(state, x_t, recurrent_kernel)
             # A padded step keeps the state and outputs zeros.
             h = ops.where(real, h, state[0])
             c = ops.where(real, c, state[1])
@@ -173,7 +202,8 @@ class ProjectedLSTM(keras.layers.Layer):
             self.states[1].assign(c)
         return outputs, [h, c]
 
-    def compute_output_spec(self, inputs, mask=None, initial_state=None):
+    def compute_output_spec(self, inputs, mask=None, initial_state=None,
+                            training=None):
         batch, time = inputs.shape[0], inputs.shape[1]
         return (keras.KerasTensor((batch, time, self.output_dim),
                                   self.compute_dtype),
@@ -192,6 +222,8 @@ class ProjectedLSTM(keras.layers.Layer):
             "projection_clip": self.projection_clip,
             "go_backwards": self.go_backwards, "stateful": self.stateful,
             "batch_size": self.batch_size,
+            "recurrent_kernel_dropout": self.recurrent_kernel_dropout,
+            "seed": self.seed,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer),
             "recurrent_initializer": keras.initializers.serialize(

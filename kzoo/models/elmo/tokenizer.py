@@ -20,13 +20,14 @@ def split_words(texts):
 
 class WordVocabulary:
     """Words <-> ids through a word list (id = line), unknown words
-    `<UNK>`. The text algorithm behind `ElmoTokenizer`, in tf ops, so it
-    runs in `tf.data`."""
+    `unk_token` (ELMo's `<UNK>`; AWD-LSTM's `xxunk`). The text algorithm
+    behind `ElmoTokenizer` and `AwdLstmTokenizer`, in tf ops, so it runs in
+    `tf.data`."""
 
-    def __init__(self, words):
+    def __init__(self, words, unk_token=UNK_TOKEN):
         self.words = list(words)
         self._words = tf.constant(self.words)
-        self.unk_id = self.words.index(UNK_TOKEN)
+        self.unk_id = self.words.index(unk_token)
         self._table = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 self._words, tf.range(len(self.words), dtype=tf.int32)),

@@ -1,0 +1,2 @@
+"""Training recipes of the papers kzoo's families come from, as functions
+(`kzoo.recipes.ulmfit`)."""
