@@ -5,6 +5,7 @@ served from 127.0.0.1."""
 import hashlib
 import http.server
 import json
+import os
 import re
 import shutil
 import threading
@@ -130,7 +131,24 @@ def kzoo_outputs(model, inputs):
 
 def max_abs_differences(actual, expected):
     assert sorted(actual) == sorted(expected), (sorted(actual), sorted(expected))
-    return {k: float(np.max(np.abs(actual[k] - expected[k]))) for k in expected}
+    differences = {k: float(np.max(np.abs(actual[k] - expected[k])))
+                   for k in expected}
+    _log_parity(differences)
+    return differences
+
+
+def _log_parity(differences):
+    """With KZOO_PARITY_LOG=<file>, append each comparison's figures (test,
+    backend, output, max abs difference): what `scripts/parity_report.py`
+    sums up per family and backend for a release note."""
+    path = os.environ.get("KZOO_PARITY_LOG")
+    if not path:
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    backend = os.environ.get("KERAS_BACKEND", "?")
+    with open(path, "a", encoding="utf-8") as log:
+        for output, difference in differences.items():
+            log.write(f"{test}\t{backend}\t{output}\t{difference:.3g}\n")
 
 
 def sha256_bytes(data):

@@ -80,7 +80,8 @@ def test_regression_head_learns(tiny_bert):
     # A real-valued target far from the initial outputs: MSE has something
     # to learn (a one-class softmax's loss would be 0 from the start).
     y = np.full((16, 1), 2.0, "float32")
-    task.compile(optimizer=keras.optimizers.Adam(1e-2))
+    # (At 1e-2 a post-LN encoder overshoots once it is near the target.)
+    task.compile(optimizer=keras.optimizers.Adam(3e-3))
     history = task.fit(x, y, epochs=8, batch_size=8, verbose=0)
     losses = history.history["loss"]
     assert losses[0] > 1.0 and losses[-1] < 0.25 * losses[0], losses

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import kzoo
 from helpers import to_numpy
+from kzoo.models.elmo.backbone import NUM_CHARACTERS
 from kzoo.models.preprocessor import Preprocessor
 from text_testing import (make_preprocessor, make_tokenizer, model_inputs,
                           params, registered_tokenizers)
@@ -109,11 +110,14 @@ def test_preprocessor_outputs_have_the_requested_shape(preprocessor_cls):
             x = texts
         outputs = to_numpy(preprocessor(x))
         inputs = model_inputs(outputs)
-        assert inputs["token_ids"].shape == (len(texts), length)
+        # Token ids, or a word's character ids (ELMo: one more axis).
+        name, limit = (("token_ids", size) if "token_ids" in inputs
+                       else ("character_ids", NUM_CHARACTERS))
+        assert inputs[name].shape[:2] == (len(texts), length)
         assert inputs["padding_mask"].shape == (len(texts), length)
         assert set(np.unique(inputs["padding_mask"])) <= {0, 1}
-        assert inputs["token_ids"].min() >= 0
-        assert inputs["token_ids"].max() < size
+        assert inputs[name].min() >= 0
+        assert inputs[name].max() < limit
         for value in keras.tree.flatten(outputs):
             assert value.shape[0] == len(texts)
             assert np.all(np.isfinite(value))

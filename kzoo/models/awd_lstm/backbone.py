@@ -5,6 +5,7 @@ regularised by four kinds of dropout."""
 import keras
 from keras import ops
 
+from kzoo.distribution.layouts import EMBEDDING
 from kzoo.layers import ProjectedLSTM, RowDropoutEmbedding
 from kzoo.models.arguments import (
     FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError)
@@ -162,6 +163,7 @@ class AwdLstmBackbone(Backbone):
 
     @classmethod
     def layout_rules(cls):
-        # The recurrence needs the whole state at every step: AWD-LSTM is
-        # trained data parallel only.
-        return {}
+        # The recurrence needs the whole state at every step, so the LSTMs
+        # stay whole; the embedding (tied to the decoder: over half of
+        # WT103's weights) splits as the transformers' does.
+        return {r"(.*/)?token_embedding/embeddings": EMBEDDING}

@@ -73,7 +73,7 @@ def test_distillation_loss_falls_on_real_text(teacher):
     losses = history.history["loss"]
     assert all(np.isfinite(losses)), losses
     assert all(a > b for a, b in zip(losses, losses[1:])), losses
-    assert losses[-1] < 0.85 * losses[0], losses
+    assert losses[-1] < 0.9 * losses[0], losses
     # The teacher is frozen; the student learned.
     for before, w in zip(teacher_weights, teacher.weights):
         np.testing.assert_array_equal(before, to_numpy(w.value))

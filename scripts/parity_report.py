@@ -1,0 +1,68 @@
+"""Parity figures for a release note: runs every family's parity tests
+(kzoo vs `transformers` on random checkpoints with odd configs) on each
+Keras backend and prints, per family and backend, the largest max-abs
+difference over every output the tests compare.
+
+    python scripts/parity_report.py                 # all families, 3 backends
+    python scripts/parity_report.py albert electra  # some families
+
+Needs the test extras (`torch`, `transformers`). The figures are the
+tests' own (`tests/convert/convert_helpers.max_abs_differences` logs
+them under KZOO_PARITY_LOG), so they are what CI asserts is within 1e-5.
+"""
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BACKENDS = ("jax", "tensorflow", "torch")
+
+
+def parity_tests(families):
+    tests = sorted((ROOT / "tests" / "convert").glob("test_*_parity.py"))
+    if families:
+        tests = [t for t in tests if family_of(t.name) in families]
+    return tests
+
+
+def family_of(test_name):
+    return re.match(r"test_(.+)_parity\.py", Path(test_name).name).group(1)
+
+
+def main(families):
+    tests = parity_tests(families)
+    if not tests:
+        sys.exit(f"no parity tests for {families}; families: "
+                 f"{[family_of(t.name) for t in parity_tests(())]}")
+    worst = collections.defaultdict(float)
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "parity.tsv"
+        for backend in BACKENDS:
+            print(f"running the parity tests on {backend} ...", flush=True)
+            env = {**os.environ, "KERAS_BACKEND": backend,
+                   "KZOO_PARITY_LOG": str(log)}
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p",
+                 "no:cacheprovider", *map(str, tests)],
+                cwd=ROOT, env=env, capture_output=True, text=True)
+            print(done.stdout.strip().splitlines()[-1] if done.stdout
+                  else done.stderr[-2000:])
+        for line in log.read_text(encoding="utf-8").splitlines():
+            test, backend, _, difference = line.split("\t")
+            key = (family_of(test.split("::")[0]), backend)
+            worst[key] = max(worst[key], float(difference))
+    names = sorted({family for family, _ in worst})
+    print(f"\n{'family':<14}" + "".join(f"{b:>12}" for b in BACKENDS))
+    for family in names:
+        print(f"{family:<14}" + "".join(
+            f"{worst.get((family, b), float('nan')):>12.2g}"
+            for b in BACKENDS))
+
+
+if __name__ == "__main__":
+    main(tuple(sys.argv[1:]))
