@@ -48,7 +48,8 @@ def main(families):
                    "KZOO_PARITY_LOG": str(log)}
             done = subprocess.run(
                 [sys.executable, "-m", "pytest", "-q", "-p",
-                 "no:cacheprovider", *map(str, tests)],
+                 "no:cacheprovider", "-n", "auto", "--dist", "loadfile",
+                 *map(str, tests)],
                 cwd=ROOT, env=env, capture_output=True, text=True)
             print(done.stdout.strip().splitlines()[-1] if done.stdout
                   else done.stderr[-2000:])
