@@ -15,6 +15,17 @@ def test_presets_command_lists_bert_presets(capsys):
     assert "alias: bert_base" in out
 
 
+def test_presets_command_lines_up_every_family(capsys):
+    # The longest names (ELECTRA's, ALBERT's) must not push their sizes
+    # out of the column.
+    assert cli.main(["presets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("electra_") for line in lines)
+    size_columns = {re.search(r" +(\d+\.\dM|\?)  ", line).end()
+                    for line in lines}
+    assert len(size_columns) == 1, lines
+
+
 @pytest.mark.once  # the tasks it runs are tested on every backend
 def test_demo_quick_runs_every_stage(capsys):
     assert cli.main(["demo", "--quick", "--sequence-length", "32"]) == 0

@@ -14,7 +14,8 @@ def run(args):
         raise presets.PresetError(
             f"no presets of family {args.family!r}; the families are "
             f"{', '.join(families)}.")
+    width = max(len(row["name"]) for row in rows)
     for row in rows:
         aliases = f" (alias: {', '.join(row['aliases'])})" if row["aliases"] else ""
         params = f"{row['params'] / 1e6:.1f}M" if row["params"] else "?"
-        print(f"{row['name']:<28} {params:>8}  {row['description']}{aliases}")
+        print(f"{row['name']:<{width}} {params:>8}  {row['description']}{aliases}")
