@@ -34,10 +34,12 @@ def _seed():
     yield
 
 
-# What the suite itself reads (run_tests.sh, the MiniLM opt-out); every
-# other KZOO_* variable changes what kzoo does (cache, hub endpoint,
-# offline mode, retries, quiet output) and is the test's to set.
-_TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_SKIP_MINILM", "KZOO_PARITY_LOG")
+# What the suite itself reads (run_tests.sh, the MiniLM opt-out, the
+# parity log of scripts/parity_report.py); every other KZOO_* variable
+# changes what kzoo does (cache, hub endpoint, offline mode, retries, quiet
+# output) and is the test's to set.
+_TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_SKIP_MINILM",
+                  "KZOO_PARITY_LOG")
 # huggingface_hub's equivalents (kzoo fetches through it).
 _HUB_VARIABLES = ("HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_HOME",
                   "HF_HUB_CACHE", "HF_HUB_DISABLE_PROGRESS_BARS")
