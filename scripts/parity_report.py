@@ -5,6 +5,7 @@ difference over every output the tests compare.
 
     python scripts/parity_report.py                 # all families, 3 backends
     python scripts/parity_report.py albert electra  # some families
+    python scripts/parity_report.py --backends jax,torch
 
 Needs the test extras (`torch`, `transformers`). The figures are the
 tests' own (`tests/convert/convert_helpers.max_abs_differences` logs
@@ -34,7 +35,7 @@ def family_of(test_name):
     return re.match(r"test_(.+)_parity\.py", Path(test_name).name).group(1)
 
 
-def main(families):
+def main(families, backends=BACKENDS):
     tests = parity_tests(families)
     if not tests:
         sys.exit(f"no parity tests for {families}; families: "
@@ -42,7 +43,7 @@ def main(families):
     worst = collections.defaultdict(float)
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "parity.tsv"
-        for backend in BACKENDS:
+        for backend in backends:
             print(f"running the parity tests on {backend} ...", flush=True)
             env = {**os.environ, "KERAS_BACKEND": backend,
                    "KZOO_PARITY_LOG": str(log)}
@@ -66,4 +67,10 @@ def main(families):
 
 
 if __name__ == "__main__":
-    main(tuple(sys.argv[1:]))
+    arguments = sys.argv[1:]
+    chosen = BACKENDS
+    if "--backends" in arguments:
+        at = arguments.index("--backends")
+        chosen = tuple(arguments[at + 1].split(","))
+        del arguments[at:at + 2]
+    main(tuple(arguments), chosen)
