@@ -12,6 +12,7 @@ tests' own (`tests/convert/convert_helpers.max_abs_differences` logs
 them under KZOO_PARITY_LOG), so they are what CI asserts is within 1e-5.
 """
 
+import argparse
 import collections
 import os
 import re
@@ -67,10 +68,10 @@ def main(families, backends=BACKENDS):
 
 
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    chosen = BACKENDS
-    if "--backends" in arguments:
-        at = arguments.index("--backends")
-        chosen = tuple(arguments[at + 1].split(","))
-        del arguments[at:at + 2]
-    main(tuple(arguments), chosen)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("families", nargs="*",
+                        help="families to check (default: every one)")
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="comma-separated Keras backends")
+    arguments = parser.parse_args()
+    main(tuple(arguments.families), tuple(arguments.backends.split(",")))
