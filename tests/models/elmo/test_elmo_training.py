@@ -46,9 +46,13 @@ def test_bilm_perplexity_falls_on_austen(tmp_path):
 def test_elmo_features_classify_held_out_austen():
     # Which novel a 16-word passage comes from; balanced classes, so the
     # majority baseline is 50%. Held-out passages are never trained on.
+    # 150 passages a class to learn from, 60 a class held out; one seed (a
+    # randomly started ELMo this small is a weak learner: other seeds of
+    # this run end between 0.57 and 0.68).
+    keras.utils.set_random_seed(0)
     first, second = (austen_passages(n, words=16) for n in AUSTEN_NOVELS)
-    train = [t for pair in zip(first[:48], second[:48]) for t in pair]
-    test = [t for pair in zip(first[60:90], second[60:90]) for t in pair]
+    train = [t for pair in zip(first[:150], second[:150]) for t in pair]
+    test = [t for pair in zip(first[200:260], second[200:260]) for t in pair]
     labels = np.tile([0, 1], len(train) // 2)
     test_labels = np.tile([0, 1], len(test) // 2)
     tokenizer = kzoo.ElmoTokenizer(vocabulary=_any_vocabulary())
@@ -66,7 +70,8 @@ def test_elmo_features_classify_held_out_austen():
     accuracy = np.mean(predicted == test_labels)
     majority = max(np.mean(test_labels), 1 - np.mean(test_labels))
     print(f"\nheld-out accuracy {accuracy:.2f} (majority {majority:.2f})")
-    assert accuracy >= majority + 0.1, accuracy  # 0.78 seen on torch
+    # Seed 0: 0.65 on tensorflow and torch, 0.67 on jax.
+    assert accuracy >= majority + 0.1, accuracy
 
 
 def _any_vocabulary():
