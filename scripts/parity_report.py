@@ -60,11 +60,11 @@ def main(families, backends=BACKENDS):
             key = (family_of(test.split("::")[0]), backend)
             worst[key] = max(worst[key], float(difference))
     names = sorted({family for family, _ in worst})
-    print(f"\n{'family':<14}" + "".join(f"{b:>12}" for b in BACKENDS))
+    print(f"\n{'family':<14}" + "".join(f"{b:>12}" for b in backends))
     for family in names:
         print(f"{family:<14}" + "".join(
             f"{worst.get((family, b), float('nan')):>12.2g}"
-            for b in BACKENDS))
+            for b in backends))
 
 
 if __name__ == "__main__":
