@@ -71,15 +71,20 @@ class Task(CheckedArguments, keras.Model):
         if preprocessor is not None:
             backbone.check_preprocessor(preprocessor, name)
 
-    def call(self, inputs, *args, **kwargs):
+    def call(self, inputs, training=None, mask=None):
         # A preprocessor may give inputs this task does not read (the span
         # boundaries of masking="span" feed the span boundary objective,
         # not a plain masked LM); the functional graph takes its own, by
         # name (Keras would match a larger dict by position).
+        # `training` must be a named parameter: Keras passes it to `call`
+        # only when the signature names it, and the functional graph hands
+        # it on to dropout and to random draws (ELECTRA's sampler) only
+        # when it arrives; behind a bare **kwargs, fit ran every layer in
+        # inference mode (no dropout, the same "random" draws each step).
         if isinstance(inputs, dict):
             inputs = {name: inputs[name] for name in self.input_names
                       if name in inputs}
-        return super().call(inputs, *args, **kwargs)
+        return super().call(inputs, training=training, mask=mask)
 
     def label_spec(self):
         """What `fit`/`evaluate` labels must be (a `kzoo.models.labels`
