@@ -1,5 +1,6 @@
 """Backbone: the pretrained network itself, as a functional Keras model."""
 
+import contextlib
 import re
 
 import keras
@@ -12,6 +13,7 @@ from kzoo.models.arguments import (
     CheckedArguments, config_source)
 from kzoo.models.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
+from kzoo.utils.skip_init import initial_values_skipped
 from kzoo.utils.tensors import concrete_numpy
 from kzoo.utils.weights import load_weights_checked
 
@@ -312,7 +314,10 @@ class Backbone(CheckedArguments, keras.Model):
         # reported before any work, and a download precedes the build.
         weights = (preset.weights_file(presets.BACKBONE_WEIGHTS)
                    if load_weights else None)
-        with source:
+        with source, (initial_values_skipped() if weights is not None
+                      else contextlib.nullcontext()):
+            # With weights to load, drawing random values first is wasted
+            # time (most of from_preset's, for large models).
             backbone = backbone_cls.from_config(config)
         if weights is not None:
             load_weights_checked(backbone, weights, presets.PresetError)
