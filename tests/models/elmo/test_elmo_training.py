@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 import kzoo
+import kzoo.datasets
 from elmo_testing import TINY_ELMO
 from helpers import AUSTEN_NOVELS, austen_passages, to_numpy
 
@@ -43,18 +44,33 @@ def test_bilm_perplexity_falls_on_austen(tmp_path):
         assert after[key] < 0.5 * before[key], (before, after)
 
 
-def test_elmo_features_classify_held_out_austen():
-    # Which novel a 16-word passage comes from; balanced classes, so the
-    # majority baseline is 50%. Held-out passages are never trained on.
-    # 150 passages a class to learn from, 60 a class held out; one seed (a
-    # randomly started ELMo this small is a weak learner: other seeds of
-    # this run end between 0.57 and 0.68).
+def speech_and_narration(words=16):
+    """Pride and Prejudice's paragraphs, first `words` words each,
+    labelled speech (1: the words hold a quotation mark) or narration
+    (0), with the quotation marks taken out: the model must tell speech
+    from what is said ("I", "you", "said", questions), not from the
+    marks."""
+    speech, narration = [], []
+    for paragraph in kzoo.datasets.austen_paragraphs("pride_and_prejudice"):
+        text = " ".join(paragraph.split()[:words])
+        (speech if '"' in text else narration).append(text.replace('"', ""))
+    return speech, narration
+
+
+def test_elmo_features_classify_held_out_text():
+    # Balanced classes (majority baseline 50%); 150 passages a class to
+    # learn from, 100 a class held out from the other end of the novel.
+    # (An earlier version asked which of two novels a passage came from:
+    # a randomly started ELMo this small memorises its training set there
+    # and scores 0.55-0.70 held out, by seed and machine — too weak a
+    # signal for a test. Speech vs narration: 0.92-0.95 over seeds.)
     keras.utils.set_random_seed(0)
-    first, second = (austen_passages(n, words=16) for n in AUSTEN_NOVELS)
-    train = [t for pair in zip(first[:150], second[:150]) for t in pair]
-    test = [t for pair in zip(first[200:260], second[200:260]) for t in pair]
-    labels = np.tile([0, 1], len(train) // 2)
-    test_labels = np.tile([0, 1], len(test) // 2)
+    speech, narration = speech_and_narration()
+    train = [t for pair in zip(speech[:150], narration[:150]) for t in pair]
+    test = [t for pair in zip(speech[-100:], narration[-100:])
+            for t in pair]
+    labels = np.tile([1, 0], len(train) // 2)
+    test_labels = np.tile([1, 0], len(test) // 2)
     tokenizer = kzoo.ElmoTokenizer(vocabulary=_any_vocabulary())
     task = kzoo.ElmoTextClassifier(
         kzoo.ElmoBackbone(**SMALL), num_classes=2, pooling="max",
@@ -64,14 +80,12 @@ def test_elmo_features_classify_held_out_austen():
                      from_logits=True), metrics=["accuracy"])
     dataset = tf.data.Dataset.from_tensor_slices((train, labels)).shuffle(
         len(train), seed=0).batch(16)
-    task.fit(dataset, epochs=8, verbose=0)
+    task.fit(dataset, epochs=6, verbose=0)
     predicted = np.argmax(to_numpy(task.predict(test, batch_size=32,
                                                 verbose=0)), -1)
     accuracy = np.mean(predicted == test_labels)
-    majority = max(np.mean(test_labels), 1 - np.mean(test_labels))
-    print(f"\nheld-out accuracy {accuracy:.2f} (majority {majority:.2f})")
-    # Seed 0: 0.65 on tensorflow and torch, 0.67 on jax.
-    assert accuracy >= majority + 0.1, accuracy
+    print(f"\nheld-out accuracy {accuracy:.2f} (majority 0.50)")
+    assert accuracy >= 0.75, accuracy
 
 
 def _any_vocabulary():
