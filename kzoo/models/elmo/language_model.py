@@ -5,6 +5,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from kzoo.layers.sampled_softmax import (LogUniformSampler,
+                                         sampled_softmax_losses)
+from kzoo.models.arguments import POSITIVE_INT, Integer, Optional
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
 from kzoo.models.registry import register
@@ -87,6 +90,14 @@ class ElmoLanguageModel(Task):
     the loss is the mean of the two directions' cross-entropies over the
     real targets, with a perplexity per direction.
 
+    With `num_sampled`, training uses a sampled softmax, as the original
+    (8192 samples over its 793k words): each token's loss is a softmax over
+    its target and `num_sampled` words drawn for the batch from the
+    log-uniform distribution (the vocabulary must be sorted by frequency,
+    as ELMo's is); `kzoo.layers.sampled_softmax`. Evaluation and
+    prediction always use the full softmax, so perplexities stay exact;
+    training logs the sampled loss only.
+
     Outputs: `{"forward": logits, "backward": logits}`, each
     `(batch, tokens, vocabulary_size)`.
 
@@ -95,6 +106,9 @@ class ElmoLanguageModel(Task):
         vocabulary_size: the softmax's size (the tokenizer's vocabulary).
         preprocessor: an `ElmoLanguageModelPreprocessor`, or None to feed
             input dicts (with targets and weights of your own).
+        num_sampled: None (full softmax) or the number of negative words
+            sampled per training step (fewer than the vocabulary).
+        seed: seed of those draws.
 
     Example:
     ```python
@@ -108,15 +122,22 @@ class ElmoLanguageModel(Task):
     backbone_cls = ElmoBackbone
     preprocessor_cls = ElmoLanguageModelPreprocessor
     pretrained_heads = ()
+    argument_spec = {"num_sampled": Optional(POSITIVE_INT),
+                     "seed": Optional(Integer(minimum=0))}
 
     def __init__(self, backbone, preprocessor=None, vocabulary_size=None,
-                 **kwargs):
+                 num_sampled=None, seed=None, **kwargs):
         if vocabulary_size is None:
             if preprocessor is None:
                 raise ValueError(
                     "ElmoLanguageModel needs vocabulary_size (the softmax's "
                     "size), or a preprocessor whose tokenizer gives it.")
             vocabulary_size = preprocessor.tokenizer.vocabulary_size
+        if num_sampled is not None and num_sampled >= vocabulary_size:
+            raise ValueError(
+                f"ElmoLanguageModel: num_sampled={num_sampled} must be "
+                f"smaller than the vocabulary ({vocabulary_size} words); "
+                "leave it None for the full softmax.")
         # === Layers ===
         softmax = keras.layers.Dense(
             vocabulary_size, kernel_initializer=backbone.kernel_initializer(),
@@ -129,11 +150,57 @@ class ElmoLanguageModel(Task):
                    "backward": softmax(top[..., half:])}
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self._finish_init(backbone, preprocessor)
+        self.softmax = softmax
+        # Drawn in the forward pass (`call`), where every backend keeps a
+        # seed generator's state: fresh negatives at each step.
+        self.candidate_sampler = None if num_sampled is None else \
+            LogUniformSampler(vocabulary_size, num_sampled, seed,
+                              name="candidate_sampler")
         # === Config ===
         self.vocabulary_size = int(vocabulary_size)
+        self.num_sampled = num_sampled
+        self.seed = seed
 
     def task_config(self):
-        return {"vocabulary_size": self.vocabulary_size}
+        return {"vocabulary_size": self.vocabulary_size,
+                "num_sampled": self.num_sampled, "seed": self.seed}
+
+    def call(self, inputs, training=None, mask=None):
+        if not (training and self.candidate_sampler is not None):
+            return super().call(inputs, training=training, mask=mask)
+        # Sampled training: the top layer's halves and the draws; the loss
+        # scores them (compute_loss), never the full vocabulary.
+        inputs = {name: inputs[name] for name in self.backbone.input_names}
+        top = self.backbone(inputs, training=True)["sequence_output"]
+        half = self.backbone.projection_dim
+        return {"forward": top[..., :half], "backward": top[..., half:],
+                "candidates": self.candidate_sampler(top)}
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                     training=True):
+        if not (isinstance(y_pred, dict) and "candidates" in y_pred):
+            return super().compute_loss(x, y, y_pred, sample_weight,
+                                        training=training)
+        loss = 0.0
+        for direction in DIRECTIONS:
+            losses = sampled_softmax_losses(
+                y_pred[direction], y[direction], self.softmax.kernel,
+                self.softmax.bias, y_pred["candidates"],
+                self.candidate_sampler.log_expected_count)
+            weights = ops.cast(sample_weight[direction], "float32")
+            # Per real target, as the full softmax's token_loss.
+            loss = loss + 0.5 * ops.sum(losses * weights) / ops.maximum(
+                ops.sum(weights), 1.0)
+        if self.losses:
+            loss = loss + ops.sum(self.losses)
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if isinstance(y_pred, dict) and "candidates" in y_pred:
+            # No full logits in sampled training: the perplexities are
+            # left to evaluate(), which uses the full softmax.
+            return self.get_metrics_result()
+        return super().compute_metrics(x, y, y_pred, sample_weight)
 
     def default_compile_args(self):
         # Each direction averaged over its real targets; Keras sums the two

@@ -44,6 +44,31 @@ def test_bilm_perplexity_falls_on_austen(tmp_path):
         assert after[key] < 0.5 * before[key], (before, after)
 
 
+def test_bilm_trains_with_a_sampled_softmax(tmp_path):
+    # The original's way for large vocabularies: 64 of the 303 words
+    # scored per step; evaluation still uses the full softmax.
+    texts = austen_passages(AUSTEN_NOVELS[0], words=16)[:64]
+    tokenizer = kzoo.ElmoTokenizer(
+        vocabulary=austen_vocabulary(texts, tmp_path / "vocab.txt"))
+    task = kzoo.ElmoLanguageModel(
+        kzoo.ElmoBackbone(**SMALL), num_sampled=64, seed=0,
+        preprocessor=kzoo.ElmoLanguageModelPreprocessor(tokenizer,
+                                                        sequence_length=18))
+    task.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-2))
+    before = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
+    state = to_numpy(task.candidate_sampler.seed_generator.state)
+    history = task.fit(texts, batch_size=16, epochs=4, verbose=0).history
+    after = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
+    assert all(np.isfinite(history["loss"])), history
+    # A new draw at every step (the state advances once per step).
+    assert not np.array_equal(
+        to_numpy(task.candidate_sampler.seed_generator.state), state)
+    for direction in ("forward", "backward"):
+        key = f"{direction}_perplexity"
+        assert before[key] > 200, before
+        assert after[key] < 0.5 * before[key], (before, after)
+
+
 def speech_and_narration(words=16):
     """Pride and Prejudice's paragraphs, first `words` words each,
     labelled speech (1: the words hold a quotation mark) or narration
