@@ -102,7 +102,9 @@ from kzoo.models.awd_lstm import (
 )
 from kzoo.models.t5 import (
     T5Backbone,
+    T5Preprocessor,
     T5Seq2SeqLM,
+    T5Tokenizer,
 )
 from kzoo import convert  # after the models: converters build them
 

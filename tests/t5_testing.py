@@ -66,3 +66,32 @@ def hf_t5_outputs(model, inputs):
                      attention_mask=t["encoder_padding_mask"],
                      decoder_input_ids=t["decoder_token_ids"],
                      decoder_attention_mask=t["decoder_padding_mask"])
+
+
+# The stand-in for the named preset `t5_small_multi` (tests/data/README.md).
+from text_testing import STAND_IN_PRESETS  # noqa: E402
+
+T5_PRESET = STAND_IN_PRESETS / "t5_small_multi"
+SPM_MODEL = T5_PRESET / "spiece.model"
+T5_VOCABULARY = 1100  # 1,000 pieces + 100 sentinels
+TINY_T5 = dict(vocabulary_size=T5_VOCABULARY, num_layers=2,
+               num_decoder_layers=2, num_heads=2, hidden_dim=16,
+               intermediate_dim=32, key_value_dim=8,
+               relative_attention_num_buckets=8,
+               relative_attention_max_distance=20)
+
+
+def make_tiny_t5(**overrides):
+    import kzoo
+    return kzoo.T5Backbone(**{**TINY_T5, **overrides})
+
+
+def hf_reference_tokenizer(folder):
+    """transformers' T5Tokenizer built from the stand-in's SentencePiece
+    model alone (transformers converts the model itself)."""
+    import shutil
+    import transformers
+    transformers.logging.set_verbosity_error()
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(SPM_MODEL, folder / "spiece.model")
+    return transformers.T5Tokenizer.from_pretrained(folder)

@@ -293,6 +293,4 @@ class T5Backbone(Backbone):
             block + r"/(intermediate_dense|intermediate_linear_dense)"
                     r"/kernel": COLUMN,
             block + r"/output_dense/kernel": ROW,
-            # The untied LM head (v1.1) is a (hidden, vocab) kernel.
-            r"(.*/)?lm_head/kernel": COLUMN,
         }

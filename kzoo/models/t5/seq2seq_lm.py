@@ -6,6 +6,7 @@ import keras
 from kzoo.models.registry import register
 from kzoo.models.seq2seq_lm import Seq2SeqLM
 from kzoo.models.t5.backbone import T5Backbone
+from kzoo.models.t5.preprocessor import T5Preprocessor
 
 
 class T5LMHead(keras.layers.Layer):
@@ -65,6 +66,10 @@ class T5Seq2SeqLM(Seq2SeqLM):
     """
 
     backbone_cls = T5Backbone
+    preprocessor_cls = T5Preprocessor
+    # T5 fine-tunes at 1e-3 (Adafactor, constant, in the paper); with
+    # kzoo's AdamW and warmup-then-decay default, 1e-3 is its peak.
+    learning_rate = 1e-3
     pretrained_heads = ("lm_head",)
 
     def make_lm_head(self, backbone):
