@@ -47,10 +47,10 @@ class Seq2SeqPreprocessor(Preprocessor):
             target_length = sequence_length
         if isinstance(target_length, bool) or not isinstance(
                 target_length, (int, np.integer)) or \
-                target_length < self.special_token_count(1) + 1:
+                target_length < self.special_token_count(1):
             raise ValueError(
                 f"{type(self).__name__}: target_length must be an integer "
-                f">= {self.special_token_count(1) + 1} (the decoder's "
+                f">= {self.special_token_count(1)} (the decoder's "
                 f"length, special tokens included); got {target_length!r}.")
         self.target_length = int(target_length)
 
