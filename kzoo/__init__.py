@@ -100,6 +100,12 @@ from kzoo.models.awd_lstm import (
     AwdLstmTextClassifier,
     AwdLstmTokenizer,
 )
+from kzoo.models.t5 import (
+    T5Backbone,
+    T5Preprocessor,
+    T5Seq2SeqLM,
+    T5Tokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

@@ -29,22 +29,32 @@ DEST = (ROOT / "tests" / "data" / "presets" / "albert_base_en_uncased" /
 ALBERT_PIECES = ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]")
 
 
-def albert_layout(source_bytes):
+def special_layout(source_bytes, specials, unk_id, pad_id=-1, bos_id=-1,
+                   eos_id=-1, control_symbols=()):
+    """A SentencePiece model's bytes with `specials` as its first pieces
+    (`<unk>` UNKNOWN, the others CONTROL), then its own pieces with their
+    scores (its `<s>`/`</s>` left out), and the trainer spec's ids."""
     model = model_pb2.ModelProto()
     model.ParseFromString(source_bytes)
     Piece = model_pb2.ModelProto.SentencePiece
     old = list(model.pieces)
     assert old[0].piece == "<unk>" and old[0].type == Piece.UNKNOWN
     del model.pieces[:]
-    for piece in ALBERT_PIECES:
+    for piece in specials:
         kind = Piece.UNKNOWN if piece == "<unk>" else Piece.CONTROL
         model.pieces.add(piece=piece, score=0.0, type=kind)
     # Botchan's <s> and </s> (CONTROL, never produced from text) go.
     model.pieces.extend(p for p in old[1:] if p.type != Piece.CONTROL)
     spec = model.trainer_spec
-    spec.pad_id, spec.unk_id, spec.bos_id, spec.eos_id = 0, 1, -1, -1
-    spec.control_symbols[:] = ["[CLS]", "[SEP]", "[MASK]"]
+    spec.pad_id, spec.unk_id, spec.bos_id, spec.eos_id = (pad_id, unk_id,
+                                                          bos_id, eos_id)
+    spec.control_symbols[:] = list(control_symbols)
     return model.SerializeToString(deterministic=True)
+
+
+def albert_layout(source_bytes):
+    return special_layout(source_bytes, ALBERT_PIECES, unk_id=1, pad_id=0,
+                          control_symbols=["[CLS]", "[SEP]", "[MASK]"])
 
 
 def main():

@@ -59,6 +59,7 @@ MODEL_TYPE_MODULES = {
     "deberta-v2": "deberta_v3",
     "gpt2": "gpt2",
     "roberta": "roberta",
+    "t5": "t5",
     "xlm-roberta": "xlm_roberta",
 }
 # kzoo backbone family -> its converter module (for export).
@@ -70,6 +71,7 @@ FAMILY_MODULES = {
     "deberta_v3": "deberta_v3",
     "gpt2": "gpt2",
     "roberta": "roberta",
+    "t5": "t5",
     "xlm_roberta": "xlm_roberta",
 }
 

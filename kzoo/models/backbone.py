@@ -133,14 +133,20 @@ class Backbone(CheckedArguments, keras.Model):
                         f"{dtype} values. Token ids come from the "
                         "tokenizer/preprocessor; whole-number floats can be "
                         "cast with `.astype('int32')`.")
-        first, first_shape = next(iter(shapes.items()))
+        # Inputs share the sizes of the axes they name alike (an
+        # encoder-decoder's encoder and decoder lengths are two axes).
+        seen = {}  # axis name -> (input name, size)
         for input_name, shape in shapes.items():
-            if any(a is not None and b is not None and a != b
-                   for a, b in zip(shape[:2], first_shape[:2])):
-                raise ValueError(
-                    f"{name}: every input must have the batch and sequence "
-                    f"length of `{first}` {first_shape}; `{input_name}` has "
-                    f"{shape}.")
+            axes = self.input_axes.get(input_name, ("batch", "sequence"))
+            for axis, size in zip(axes[:2], shape[:2]):
+                if size is None:
+                    continue
+                first, first_size = seen.setdefault(axis, (input_name, size))
+                if size != first_size:
+                    raise ValueError(
+                        f"{name}: every input must have the batch and "
+                        f"sequence length of `{first}` {shapes[first]} "
+                        f"(axis {axis!r}); `{input_name}` has {shape}.")
         return shapes
 
     def check_preprocessor(self, preprocessor, owner=None):

@@ -37,6 +37,16 @@ def id_input(backbone):
     return "token_ids" if "token_ids" in ids else next(iter(ids))
 
 
+def mask_input(backbone):
+    """The input the mask cases change: padding_mask, or the backbone's
+    first one that is not ids (an encoder-decoder's
+    encoder_padding_mask)."""
+    if "padding_mask" in backbone.input_names:
+        return "padding_mask"
+    ids = backbone.id_limits()
+    return next(name for name in backbone.input_names if name not in ids)
+
+
 def applies(backbone_cls, case):
     """Cases about a position table only for backbones that have one."""
     import inspect
@@ -52,7 +62,7 @@ def cases():
             key = name or id_input(backbone)
             return {**inputs, key: fn(backbone, inputs[key])}
         return make
-    ids = "(token_ids|character_ids)"
+    ids = "([a-z_]*token_ids|character_ids)"
     return {
         "float_token_ids": (change(None,
                                    lambda b, x: x.astype("float32") + 0.7),
@@ -65,10 +75,10 @@ def cases():
         "negative_token_id": (change(None, lambda b, x: x - 5),
                               rf"{ids} holds -\d+, outside"),
         "unbatched": (lambda b, inputs: {k: v[0] for k, v in inputs.items()},
-                      r"must be \d-D \(batch, sequence[a-z, ]*\); got shape "
-                      r"\(5,"),
-        "mismatched_shapes": (change("padding_mask",
-                                     lambda b, x: np.ones((2, 7), "int32")),
+                      r"must be \d-D \(batch, [a-z_]*sequence[a-z, ]*\); "
+                      r"got shape \(5,"),
+        "mismatched_shapes": (lambda b, inputs: {
+            **inputs, mask_input(b): np.ones((2, 7), "int32")},
                               "every input must have the batch and "
                               "sequence length of"),
         "python_lists": (change(None, lambda b, x: x.tolist()),
@@ -77,8 +87,8 @@ def cases():
             k: np.zeros((1, b.max_sequence_length + 1), "int32")
             for k in inputs}, "is longer than .*max_sequence_length"),
         "missing_input": (lambda b, inputs: {
-            k: v for k, v in inputs.items() if k != "padding_mask"},
-            r"missing: \['padding_mask'\]"),
+            k: v for k, v in inputs.items() if k != mask_input(b)},
+            r"missing: \['(encoder_)?padding_mask'\]"),
         "misspelled_input": (lambda b, inputs: {
             ("input_ids" if k == id_input(b) else k): v
             for k, v in inputs.items()}, r"unexpected: \['input_ids'\]"),

@@ -42,6 +42,12 @@ def _random(preprocessor, x, y):
                zip(keras.tree.flatten(first), keras.tree.flatten(second)))
 
 
+def padding_mask(inputs):
+    """The (encoder's) padding mask of a preprocessor's model inputs."""
+    return inputs["padding_mask"] if "padding_mask" in inputs \
+        else inputs["encoder_padding_mask"]
+
+
 @pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
 def test_eager_outputs_are_backend_tensors(preprocessor_cls, built):
     preprocessor = built(preprocessor_cls)
@@ -54,7 +60,7 @@ def test_eager_outputs_are_backend_tensors(preprocessor_cls, built):
     inputs = model_inputs(outputs)
     batch = len(example_texts(preprocessor_cls, 3)[0]) \
         if isinstance(x, tuple) else len(x)
-    assert tuple(inputs["padding_mask"].shape) == (batch, SEQUENCE_LENGTH)
+    assert tuple(padding_mask(inputs).shape) == (batch, SEQUENCE_LENGTH)
     for value in keras.tree.flatten(outputs):
         assert value.shape[0] == batch
 
@@ -134,7 +140,7 @@ def test_first_use_inside_tf_data_unbatched(preprocessor_cls):
     elements = (x,) if isinstance(x, tuple) else x
     dataset = tf.data.Dataset.from_tensor_slices(elements)
     element = next(iter(dataset.map(preprocessor).batch(2)))
-    assert tuple(model_inputs(element)["padding_mask"].shape) == \
+    assert tuple(padding_mask(model_inputs(element)).shape) == \
         (2, SEQUENCE_LENGTH)
 
 
@@ -227,7 +233,7 @@ def test_sequence_length_leaves_room_for_special_tokens(preprocessor_cls,
     shortest = preprocessor_cls(tokenizer, sequence_length=needed)
     x = example_texts(preprocessor_cls, 2)
     inputs = model_inputs(shortest(x, example_labels(preprocessor_cls, 2)))
-    assert tuple(inputs["padding_mask"].shape) == (2, needed)
+    assert tuple(padding_mask(inputs).shape) == (2, needed)
 
 
 def test_pairs_need_more_room_than_single_texts(built):

@@ -110,6 +110,10 @@ def test_preprocessor_outputs_have_the_requested_shape(preprocessor_cls):
             x = texts
         outputs = to_numpy(preprocessor(x))
         inputs = model_inputs(outputs)
+        # An encoder-decoder's encoder inputs are checked as any encoder's.
+        if "encoder_token_ids" in inputs:
+            inputs = {"token_ids": inputs["encoder_token_ids"],
+                      "padding_mask": inputs["encoder_padding_mask"]}
         # Token ids, or a word's character ids (ELMo: one more axis).
         name, limit = (("token_ids", size) if "token_ids" in inputs
                        else ("character_ids", NUM_CHARACTERS))

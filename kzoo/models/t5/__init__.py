@@ -1,0 +1,8 @@
+"""T5: backbone, tokenizer, preprocessor and the text-to-text task."""
+
+from kzoo.models.t5.backbone import T5Backbone
+from kzoo.models.t5.preprocessor import T5Preprocessor
+from kzoo.models.t5.seq2seq_lm import T5Seq2SeqLM
+from kzoo.models.t5.tokenizer import T5Tokenizer
+
+__all__ = ["T5Backbone", "T5Preprocessor", "T5Seq2SeqLM", "T5Tokenizer"]

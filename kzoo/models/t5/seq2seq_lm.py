@@ -1,0 +1,79 @@
+"""T5 with its language-model head: (input, target) text pairs in, text
+out."""
+
+import keras
+
+from kzoo.models.registry import register
+from kzoo.models.seq2seq_lm import Seq2SeqLM
+from kzoo.models.t5.backbone import T5Backbone
+from kzoo.models.t5.preprocessor import T5Preprocessor
+
+
+class T5LMHead(keras.layers.Layer):
+    """T5's LM head: v1.0 (`tie_word_embeddings=True`) multiplies the
+    decoder output by `hidden_dim ** -0.5` and projects it through the
+    shared embedding (Mesh TensorFlow's rescale for the tied softmax);
+    v1.1 / Flan-T5 have their own `(hidden, vocab)` kernel and no rescale.
+
+    The tied embedding is referenced, not tracked (it is the backbone's).
+    """
+
+    def __init__(self, token_embedding, tied=True, initializer_factor=1.0,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.__dict__["_token_embedding"] = token_embedding
+        self.tied = bool(tied)
+        self.initializer_factor = float(initializer_factor)
+
+    def build(self, input_shape):
+        self.kernel = None
+        if not self.tied:
+            self.kernel = self.add_weight(
+                name="kernel",
+                shape=(input_shape[-1], self.__dict__["_token_embedding"]
+                       .input_dim),
+                initializer=keras.initializers.RandomNormal(
+                    stddev=self.initializer_factor))
+        self.built = True
+
+    def call(self, hidden):
+        embedding = self.__dict__["_token_embedding"]
+        if self.tied:
+            hidden = hidden * (hidden.shape[-1] ** -0.5)
+            return embedding.logits(hidden)
+        return keras.ops.matmul(hidden, self.kernel)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (
+            self.__dict__["_token_embedding"].input_dim,)
+
+
+@register
+class T5Seq2SeqLM(Seq2SeqLM):
+    """T5 for text-to-text: `fit` on (input text, target text) pairs,
+    `generate` targets for inputs.
+
+    Task prefixes ("summarize: ", "translate English to German: ") are
+    plain text in the input.
+
+    Example:
+    ```python
+    t5 = kzoo.T5Seq2SeqLM.from_preset("flan_t5_small_multi")
+    t5.generate("translate English to German: The house is wonderful.",
+                max_new_tokens=20)
+    t5.fit((["summarize: a long text ..."], ["a summary"]), epochs=1)
+    ```
+    """
+
+    backbone_cls = T5Backbone
+    preprocessor_cls = T5Preprocessor
+    # T5 fine-tunes at 1e-3 (Adafactor, constant, in the paper); with
+    # kzoo's AdamW and warmup-then-decay default, 1e-3 is its peak.
+    learning_rate = 1e-3
+    pretrained_heads = ("lm_head",)
+
+    def make_lm_head(self, backbone):
+        return T5LMHead(backbone.token_embedding,
+                        tied=backbone.tie_word_embeddings,
+                        initializer_factor=backbone.initializer_factor,
+                        dtype=backbone.dtype_policy, name="lm_head")

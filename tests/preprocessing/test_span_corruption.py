@@ -1,0 +1,88 @@
+"""T5 span corruption on real text (Austen, tokenized with T5's
+tokenizer): density, mean span length, sentinel order, reconstruction,
+and the original's fixed lengths."""
+
+import numpy as np
+import pytest
+
+import kzoo
+from helpers import austen_text
+from kzoo.preprocessing.span_corruption import (corrupt_spans,
+                                                random_spans_noise_mask,
+                                                span_corruption_lengths)
+from t5_testing import T5_PRESET
+
+pytestmark = pytest.mark.once
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return kzoo.T5Tokenizer.from_preset(str(T5_PRESET))
+
+
+@pytest.fixture(scope="module")
+def examples(tokenizer):
+    """Consecutive 568-token chunks of Pride and Prejudice: what an input
+    of 512 holds, as the original cuts its text."""
+    ids = tokenizer([austen_text("pride_and_prejudice")])[0]
+    tokens_length, _ = span_corruption_lengths(512)
+    return [np.asarray(ids[i:i + tokens_length])
+            for i in range(0, len(ids) - tokens_length + 1, tokens_length)]
+
+
+def test_lengths_are_the_originals():
+    # t5.data.preprocessors.random_spans_helper's values for T5's 512.
+    assert span_corruption_lengths(512) == (568, 114)
+    # The input of that many tokens is exactly inputs_length long:
+    # round(142 * .15) = 21 noise tokens, round(21 / 3) = 7 spans,
+    # 121 kept + 7 sentinels + </s> = 129 > 128, so 141 tokens.
+    assert span_corruption_lengths(128) == (141, 29)
+
+
+def _spans(mask):
+    """Lengths of the runs of True."""
+    edges = np.diff(np.concatenate([[0], mask.astype(int), [0]]))
+    return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+
+
+def test_density_and_span_length(examples):
+    rng = np.random.default_rng(0)
+    masks = [random_spans_noise_mask(len(e), rng) for e in examples
+             for _ in range(20)]
+    density = np.mean([m.mean() for m in masks])
+    spans = np.concatenate([_spans(m) for m in masks])
+    # round(568 * 0.15) = 85 noise tokens in round(85 / 3) = 28 spans.
+    assert all(m.sum() == 85 for m in masks)
+    assert all(len(_spans(m)) == 28 for m in masks)
+    assert abs(density - 0.15) < 0.001
+    assert abs(spans.mean() - 85 / 28) < 1e-9
+    # Spans differ (random), all non-empty, noise never first.
+    assert len({tuple(m) for m in masks}) == len(masks)
+    assert spans.min() >= 1 and not any(m[0] for m in masks)
+
+
+def test_sentinel_order_and_reconstruction(tokenizer, examples):
+    rng = np.random.default_rng(1)
+    sentinels = [tokenizer.sentinel_id(i) for i in range(100)]
+    end = tokenizer.end_token_id
+    for tokens in examples:
+        mask = random_spans_noise_mask(len(tokens), rng)
+        inputs, targets = corrupt_spans(tokens, mask, sentinels, end)
+        assert (len(inputs), len(targets)) == (512, 114)  # fixed shapes
+        used = [t for t in inputs if t in set(sentinels)]
+        assert used == sentinels[:28]  # <extra_id_0>, <extra_id_1>, ...
+        assert [t for t in targets if t in set(sentinels)] == used
+        # Fill each sentinel of the input with what follows it in the
+        # target: the original text comes back.
+        pieces, current = {}, None
+        for t in targets[:-1]:
+            if t in set(sentinels):
+                current = t
+                pieces[current] = []
+            else:
+                pieces[current].append(t)
+        rebuilt = []
+        for t in inputs[:-1]:
+            rebuilt.extend(pieces[t] if t in pieces else [t])
+        np.testing.assert_array_equal(rebuilt, tokens)
+        assert tokenizer.detokenize(rebuilt) == tokenizer.detokenize(tokens)
