@@ -26,6 +26,12 @@ def _packs_pairs(backbone_cls):
                                                 "separators_between")
 
 
+def _are_answers(y):
+    """Whether `y` holds SQuAD answers (dicts or None), not positions."""
+    return isinstance(y, (list, tuple)) and all(
+        answer is None or isinstance(answer, dict) for answer in y)
+
+
 @register
 class QuestionAnswerer(Task):
     """A span of the context as the answer: `dense(2)` on every token's
@@ -134,13 +140,12 @@ class QuestionAnswerer(Task):
         if self.preprocessor is None or isinstance(x, dict):
             return super()._make_dataset(x, y, sample_weight, batch_size,
                                          shuffle)
-        if isinstance(x, tf.data.Dataset):
-            raise ValueError(
-                f"{type(self).__name__} takes raw examples as x = "
-                "(questions, contexts) with y = answers (each window is "
-                "made in Python, with its character offsets), or a "
-                "tf.data.Dataset of preprocessed input dicts with "
-                "preprocessor=None.")
+        if isinstance(x, tf.data.Dataset) or (
+                y is not None and not _are_answers(y)):
+            # Text in tf.data (or labels that are already token positions):
+            # the preprocessor packs each example's first window.
+            return super()._make_dataset(x, y, sample_weight, batch_size,
+                                         shuffle)
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}: sample_weight is not "
                              "supported with raw examples.")
@@ -196,6 +201,30 @@ class QuestionAnswerer(Task):
     # ------------------------------------------------------------------
     # Presets
     # ------------------------------------------------------------------
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, sequence_length=None,
+                    preprocessor="auto", doc_stride=None,
+                    max_question_length=None, **kwargs):
+        """`Task.from_preset`, with the windows' `doc_stride` and
+        `max_question_length` for the preprocessor it makes."""
+        windows = {name: value for name, value in (
+            ("doc_stride", doc_stride),
+            ("max_question_length", max_question_length))
+            if value is not None}
+        if windows and isinstance(preprocessor, str) and \
+                preprocessor == "auto":
+            if sequence_length is not None:
+                windows["sequence_length"] = sequence_length
+            preprocessor = cls.preprocessor_for(preset, **windows)
+        elif windows:
+            raise ArgumentError(
+                f"{cls.__name__}.from_preset: doc_stride and "
+                "max_question_length configure the preprocessor it makes "
+                '(preprocessor="auto"); set them on your own preprocessor.')
+        return super().from_preset(preset, load_weights=load_weights,
+                                   sequence_length=sequence_length,
+                                   preprocessor=preprocessor, **kwargs)
+
     @classmethod
     def preprocessor_for(cls, preset, **kwargs):
         """A `QuestionAnswererPreprocessor` with the preset's tokenizer

@@ -2,11 +2,13 @@
 packed as the family packs a text pair, with each context token's
 character span and the answer's token positions."""
 
+import keras_hub
 import numpy as np
 
 from kzoo.models.family import tokenizer_preprocessor
-from kzoo.models.preprocessor import Preprocessor
+from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
+from kzoo.models.text_tensors import as_tf
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.preprocessing.token_offsets import token_offsets
 
@@ -27,6 +29,12 @@ class QuestionAnswererPreprocessor(Preprocessor):
     Labels (`features(..., answers)`): the answer's first and last token
     in the row; position 0 (`[CLS]`) where the window does not hold the
     whole answer, or for an unanswerable question (SQuAD 2.0).
+
+    Called as a layer (`preprocessor((questions, contexts))`, and in
+    `tf.data`), it packs each example's first window only, in tf ops (one
+    row per example; labels pass through): for contexts that fit, or to
+    serve a model. `features(...)` makes every window, with offsets and
+    labels, in Python.
 
     Args:
         tokenizer: the backbone family's tokenizer.
@@ -73,15 +81,6 @@ class QuestionAnswererPreprocessor(Preprocessor):
         # [CLS] q [SEP] (extra separators) c [SEP]
         return 3 + self.separators_between - 1
 
-    def check_sequence_length(self, num_segments):
-        needed = self.special_token_count() + 2  # a question, a context token
-        if self.sequence_length < needed:
-            raise ValueError(
-                f"QuestionAnswererPreprocessor: sequence_length="
-                f"{self.sequence_length} leaves no room for a question and "
-                f"a context token beside the special tokens; use "
-                f"sequence_length >= {needed} (SQuAD: 384).")
-
     # ------------------------------------------------------------------
     # Windows
     # ------------------------------------------------------------------
@@ -101,12 +100,11 @@ class QuestionAnswererPreprocessor(Preprocessor):
         `offsets` (`(windows, sequence_length, 2)`: each context token's
         `[start, end)` in its context; -1 elsewhere) and `contexts`.
         """
-        questions, contexts = _as_list(questions), _as_list(contexts)
-        if len(questions) != len(contexts):
-            raise ValueError(
-                f"QuestionAnswererPreprocessor: {len(questions)} questions "
-                f"but {len(contexts)} contexts; give one context per "
-                "question.")
+        # The base class's checks and messages (None, numbers, empty
+        # batches, unequal numbers of questions and contexts).
+        segments = self.text_segments((_as_list(questions),
+                                       _as_list(contexts)))
+        questions, contexts = (_strings(s) for s in segments)
         if answers is not None:
             answers = list(answers)
             if len(answers) != len(questions):
@@ -128,17 +126,22 @@ class QuestionAnswererPreprocessor(Preprocessor):
         tokenizer = self.tokenizer
         question_ids = [int(i) for i in np.asarray(
             tokenizer.tokenize(question)).reshape(-1)]
-        question_ids = question_ids[:self.max_question_length]
-        context_ids, offsets = token_offsets(tokenizer, context)
         cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+        # The question is cut to max_question_length, and further where a
+        # short row would otherwise leave no context token beside it.
+        specials = self.special_token_count()
+        question_ids = question_ids[:min(
+            self.max_question_length,
+            max(self.sequence_length - specials - 1, 0))]
         head = [cls] + question_ids + [sep] * self.separators_between
         room = self.sequence_length - len(head) - 1
         if room < 1:
             raise ValueError(
-                f"QuestionAnswererPreprocessor: a question of "
-                f"{len(question_ids)} tokens leaves no room for context in "
-                f"sequence_length={self.sequence_length}; lower "
-                "max_question_length or raise sequence_length.")
+                f"QuestionAnswererPreprocessor: sequence_length="
+                f"{self.sequence_length} leaves no room for context beside "
+                f"the {specials} special tokens; use sequence_length >= "
+                f"{specials + 1} (SQuAD: 384).")
+        context_ids, offsets = token_offsets(tokenizer, context)
         step = min(self.doc_stride, room)
         start = 0
         while True:
@@ -181,21 +184,28 @@ class QuestionAnswererPreprocessor(Preprocessor):
                            "end_logits": labels[:, 1]}
         return result
 
-    def call(self, x, y=None, sample_weight=None):
-        raise ValueError(
-            "QuestionAnswererPreprocessor cuts each example into a number "
-            "of windows, so it does not run as a tf.data map; call "
-            "`features(questions, contexts, answers)`, or give the raw "
-            "examples to QuestionAnswerer.fit / predict / answer.")
+    def setup(self):
+        tokenizer = self.tokenizer
+        self.pad_token_id = tokenizer.pad_token_id
+        # Waterfall: the context (second) is cut first, so a row is the
+        # first window of `features`.
+        self.packer = keras_hub.layers.MultiSegmentPacker(
+            start_value=tokenizer.cls_token_id,
+            end_value=tokenizer.sep_token_id,
+            sep_value=[tokenizer.sep_token_id] * self.separators_between,
+            pad_value=PAD_MARK, truncate="waterfall",
+            sequence_length=self.sequence_length)
 
-    def __call__(self, x, y=None, sample_weight=None, **kwargs):
-        if not isinstance(x, tuple) or len(x) != 2:
-            raise ValueError(self._segments_message(
-                len(x) if isinstance(x, tuple) else 1))
-        features = self.features(x[0], x[1], y)
-        if y is None:
-            return features["x"]
-        return features["x"], features["y"]
+    def _pack(self, x):
+        questions, contexts = (self.tokenizer.tokenize_tf(s) for s in x)
+        if questions.shape.rank == 1:  # one example (tf.data, unbatched)
+            questions = questions[:self.max_question_length]
+        else:
+            questions = questions[:, :self.max_question_length]
+        packed, segment_ids = as_tf(self.packer((questions, contexts)))
+        token_ids, padding_mask = split_padding(packed, self.pad_token_id)
+        return {"token_ids": token_ids, "segment_ids": segment_ids,
+                "padding_mask": padding_mask}
 
     def get_config(self):
         config = super().get_config()
@@ -205,16 +215,18 @@ class QuestionAnswererPreprocessor(Preprocessor):
 
 
 def _as_list(texts):
+    """Python lists as they are; a lone string is a batch of one; other
+    values go to the base class's checks unchanged."""
     if isinstance(texts, (str, bytes)):
-        texts = [texts]
-    texts = [t.decode("utf-8") if isinstance(t, bytes) else t
-             for t in list(texts)]
-    bad = next((t for t in texts if not isinstance(t, str)), None)
-    if bad is not None or not texts:
-        raise ValueError(
-            "QuestionAnswererPreprocessor takes questions and contexts as "
-            f"lists of strings; got {'an empty list' if not texts else type(bad).__name__}.")
+        return [texts]
+    if isinstance(texts, (list, tuple)):
+        return list(texts)
     return texts
+
+
+def _strings(texts):
+    """A checked tf string tensor -> a list of Python strings."""
+    return [t.decode("utf-8") for t in np.asarray(texts.numpy()).reshape(-1)]
 
 
 def _answer_span(answer, context, index):
