@@ -10,7 +10,7 @@ from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
 from kzoo.models.text_tensors import as_tf
 from kzoo.models.tokenizer import Tokenizer
-from kzoo.preprocessing.token_offsets import token_offsets
+from kzoo.models.token_offsets import token_offsets
 
 
 @register
