@@ -83,6 +83,10 @@ from kzoo.models.distil_bert import (
     init_student_from_teacher,
 )
 from kzoo.models.span_boundary import SpanBoundaryPretrainer
+from kzoo.models.question_answerer import QuestionAnswerer
+from kzoo.models.question_answerer_preprocessor import \
+    QuestionAnswererPreprocessor
+from kzoo.models.squad_metric import squad_scores
 from kzoo.models.elmo import (
     ElmoBackbone,
     ElmoEmbedder,

@@ -68,3 +68,57 @@ def austen_authorship(novels=("pride_and_prejudice", "emma",
     split = int(len(texts) * (1 - test_fraction))
     return ((texts[:split], labels[:split]), (texts[split:], labels[split:]),
             list(novels))
+
+
+# Reported speech with its speaker: "<words>," said Elizabeth. The
+# speaker is a name, optionally with a title, one or two capitalised words.
+_SPEECH = re.compile(
+    r'"(?P<quote>[^"]{12,300}?)[,!?]" (?P<verb>said|replied|cried) '
+    r'(?P<speaker>(?:(?:Mr|Mrs|Dr)\. |(?:Miss|Lady|Sir|Colonel|Captain) )?'
+    r'[A-Z][a-z]+(?: [A-Z][a-z]+)?)')
+# Capitalised words that follow "said X" without being part of a name.
+_NOT_NAMES = {"The", "She", "He", "It", "In", "But", "And", "I", "You", "We",
+              "They", "This", "That", "There", "Then", "Her", "His"}
+
+
+def austen_questions(novels=AUSTEN_NOVELS, context_paragraphs=1):
+    """Extractive questions with real answers, from the novels' dialogue.
+
+    Every line of reported speech of the form `"<words>," said <Name>`
+    (also `replied`, `cried`; `!`/`?` for the comma) gives one question,
+    `Who said "<words>"?`, whose answer is the speaker's name as it stands
+    in the context, e.g. `Who said "No more have I"?` -> `Mr. Bennet`.
+    The context is the paragraph holding the speech with
+    `context_paragraphs` paragraphs on either side (other speakers'
+    names included), so the answer must be found by where it stands, not
+    guessed. A second word of the name is kept only when capitalised and
+    not a pronoun or article ("Elizabeth. She" -> "Elizabeth").
+
+    Returns a list of dicts in SQuAD's layout: `novel`, `question`,
+    `context`, `answers` (`{"text": [name], "answer_start": [offset]}`).
+    """
+    examples = []
+    for novel in novels:
+        paragraphs = austen_paragraphs(novel, min_words=1)
+        for index, paragraph in enumerate(paragraphs):
+            for match in _SPEECH.finditer(paragraph):
+                speaker = match.group("speaker")
+                words = speaker.split(" ")
+                if words[-1] in _NOT_NAMES:
+                    speaker = " ".join(words[:-1])
+                if speaker in _NOT_NAMES or not speaker:
+                    continue
+                before = paragraphs[max(0, index - context_paragraphs):index]
+                after = paragraphs[index + 1:index + 1 + context_paragraphs]
+                prefix = " ".join(before + [""])
+                context = prefix + " ".join([paragraph] + after)
+                start = len(prefix) + match.start("speaker")
+                assert context[start:start + len(speaker)] == speaker
+                verb = match.group("verb")
+                examples.append({
+                    "novel": novel,
+                    "question": f'Who {verb} "{match.group("quote")}"?',
+                    "context": context,
+                    "answers": {"text": [speaker], "answer_start": [start]},
+                })
+    return examples

@@ -55,6 +55,12 @@ def tasks_using(preprocessor_cls):
 def backbone_cls_for(preprocessor_cls):
     tasks = [task for task in tasks_using(preprocessor_cls)
              if task.backbone_cls is not Backbone]
+    if not tasks and preprocessor_cls.tokenizer_cls is Tokenizer:
+        # A preprocessor for any family's tokenizer, used by a task on any
+        # family's backbone (question answering's windows): tested on
+        # BERT's.
+        from kzoo.models.bert import BertBackbone
+        return BertBackbone
     assert tasks, (f"no registered task uses {preprocessor_cls.__name__}; "
                    "register one (tasks declare preprocessor_cls) so the "
                    "preprocessor is tested with a model")

@@ -84,6 +84,7 @@ class AlbertConverter(BertConverter):
         "AlbertForMaskedLM": "AlbertMaskedLM",
         "AlbertForPreTraining": "AlbertPretrainer",
         "AlbertForSequenceClassification": "AlbertTextClassifier",
+        "AlbertForQuestionAnswering": "QuestionAnswerer",
     }
     no_pooler_architectures = ("AlbertForMaskedLM",
                                "AlbertForTokenClassification",

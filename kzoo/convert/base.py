@@ -467,6 +467,7 @@ class Converter:
         specs = list(self.backbone_specs(backbone, hf_config))
         if not _is_backbone(model):
             specs += self.head_specs(model, type(model).__name__, hf_config)
+            specs += generic_head_specs(model)
         return specs
 
     def load_weights(self, model, checkpoint, verbose=True, report=None):
@@ -598,6 +599,16 @@ class Converter:
                     else spec.hf_name)
             tensors[name] = spec.to_hf(values)
         return tensors
+
+
+def generic_head_specs(model):
+    """The heads of kzoo's generic tasks (one class for every encoder
+    family), named alike in every family's Hugging Face task model:
+    `*ForQuestionAnswering`'s `qa_outputs` (start and end logits)."""
+    if type(model).__name__ == "QuestionAnswerer":
+        return linear("qa_outputs", model.qa_outputs, "qa head",
+                      part="head")
+    return []
 
 
 def classifier_kwargs(hf_config):

@@ -96,6 +96,7 @@ class BertConverter(Converter):
         "BertForMaskedLM": "BertMaskedLM",
         "BertForPreTraining": "BertPretrainer",
         "BertForSequenceClassification": "BertTextClassifier",
+        "BertForQuestionAnswering": "QuestionAnswerer",
     }
     backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
     no_pooler_architectures = _NO_POOLER

@@ -103,6 +103,7 @@ class DebertaV3Converter(Converter):
         "DebertaV2Model": None,
         "DebertaV2ForMaskedLM": "DebertaV3MaskedLM",
         "DebertaV2ForSequenceClassification": "DebertaV3TextClassifier",
+        "DebertaV2ForQuestionAnswering": "QuestionAnswerer",
     }
     backbone_tensor_prefixes = ("embeddings.", "encoder.")
     pretraining_tasks = (

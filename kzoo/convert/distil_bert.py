@@ -70,6 +70,7 @@ class DistilBertConverter(BertConverter):
         "DistilBertModel": None,
         "DistilBertForMaskedLM": "DistilBertMaskedLM",
         "DistilBertForSequenceClassification": "DistilBertTextClassifier",
+        "DistilBertForQuestionAnswering": "QuestionAnswerer",
     }
     backbone_tensor_prefixes = ("embeddings.", "transformer.")
     pretraining_tasks = (("DistilBertMaskedLM", ("vocab_transform.weight",)),)

@@ -48,6 +48,7 @@ class ElectraConverter(BertConverter):
         "ElectraForPreTraining": "ElectraDiscriminator",
         "ElectraForMaskedLM": "ElectraMaskedLM",
         "ElectraForSequenceClassification": "ElectraTextClassifier",
+        "ElectraForQuestionAnswering": "QuestionAnswerer",
     }
     backbone_tensor_prefixes = ("embeddings.", "embeddings_project.",
                                 "encoder.")

@@ -66,6 +66,7 @@ class RobertaConverter(BertConverter):
         "RobertaModel": None,
         "RobertaForMaskedLM": "RobertaMaskedLM",
         "RobertaForSequenceClassification": "RobertaTextClassifier",
+        "RobertaForQuestionAnswering": "QuestionAnswerer",
     }
     no_pooler_architectures = ("RobertaForMaskedLM",
                                "RobertaForSequenceClassification",

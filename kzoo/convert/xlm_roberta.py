@@ -29,6 +29,7 @@ class XLMRobertaConverter(RobertaConverter):
         "XLMRobertaModel": None,
         "XLMRobertaForMaskedLM": "XLMRobertaMaskedLM",
         "XLMRobertaForSequenceClassification": "XLMRobertaTextClassifier",
+        "XLMRobertaForQuestionAnswering": "QuestionAnswerer",
     }
     no_pooler_architectures = tuple(
         "XLM" + name for name in RobertaConverter.no_pooler_architectures)
