@@ -83,6 +83,11 @@ from kzoo.models.distil_bert import (
     init_student_from_teacher,
 )
 from kzoo.models.span_boundary import SpanBoundaryPretrainer
+from kzoo.models.token_classifier import (TokenClassifier,
+                                          TokenClassifierPreprocessor)
+from kzoo.models.multiple_choice import (MultipleChoice,
+                                         MultipleChoicePreprocessor)
+from kzoo import metrics
 from kzoo.models.elmo import (
     ElmoBackbone,
     ElmoEmbedder,
