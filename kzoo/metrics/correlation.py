@@ -56,14 +56,14 @@ class PearsonCorrelation(keras.metrics.Metric):
     def __init__(self, name="pearson", dtype="float32", **kwargs):
         super().__init__(name=name, dtype=dtype, **kwargs)
         self.sums = [self.add_variable(shape=(), initializer="zeros",
-                                       name=n, dtype="float64")
+                                       name=n, dtype="float32")
                      for n in ("n", "x", "y", "xx", "yy", "xy")]
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        x = ops.reshape(ops.cast(y_true, "float64"), (-1,))
-        y = ops.reshape(ops.cast(y_pred, "float64"), (-1,))
+        x = ops.reshape(ops.cast(y_true, "float32"), (-1,))
+        y = ops.reshape(ops.cast(y_pred, "float32"), (-1,))
         w = ops.ones_like(x) if sample_weight is None else \
-            ops.reshape(ops.cast(sample_weight, "float64"), (-1,))
+            ops.reshape(ops.cast(sample_weight, "float32"), (-1,))
         for variable, value in zip(self.sums, (
                 w, w * x, w * y, w * x * x, w * y * y, w * x * y)):
             variable.assign_add(ops.sum(value))
@@ -75,7 +75,7 @@ class PearsonCorrelation(keras.metrics.Metric):
         var_y = syy - sy * sy / ops.maximum(n, 1.0)
         denominator = ops.sqrt(ops.maximum(var_x * var_y, 0.0))
         r = ops.where(denominator > 0,
-                      covariance / ops.maximum(denominator, 1e-300), 0.0)
+                      covariance / ops.maximum(denominator, 1e-30), 0.0)
         return ops.cast(r, self.dtype)
 
     def reset_state(self):
