@@ -73,6 +73,8 @@ class MultipleChoicePreprocessor(Preprocessor):
 
     def text_segments(self, x):
         name = type(self).__name__
+        if not isinstance(x, tuple):
+            text_tensor(x, name, "x")  # None, numbers, ids: shared errors
         if not isinstance(x, tuple) or len(x) != 2:
             raise ValueError(
                 f"{name} takes x = (contexts, choices): a list of context "
@@ -92,6 +94,8 @@ class MultipleChoicePreprocessor(Preprocessor):
                     f"{name}: x[1] must hold, per context, a list of "
                     f"candidate strings, the same number (>= 1) for every "
                     f"context; got {describe(choices)}.")
+            for i, row in enumerate(choices):
+                text_tensor(list(row), name, f"x[1][{i}]")
             choices = tf.constant([list(c) for c in choices], tf.string)
         if tf.executing_eagerly() and contexts.shape[0] != choices.shape[0]:
             raise ValueError(

@@ -15,7 +15,7 @@ from kzoo.models.preprocessor import PAD_MARK, Preprocessor
 from kzoo.models.registry import get_class, register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import task_inputs
-from kzoo.models.text_tensors import as_tf, eager_outputs
+from kzoo.models.text_tensors import as_tf, eager_outputs, text_tensor
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
@@ -184,28 +184,37 @@ class TokenClassifierPreprocessor(Preprocessor):
 
 
 def words_tensor(x, owner):
-    """A list of word lists (or one list of words) -> ragged tf strings."""
-    if isinstance(x, tf.RaggedTensor):
+    """A list of word lists (or one list of words) -> ragged tf strings,
+    each example's words checked as text (`text_tensor`'s errors)."""
+    if isinstance(x, tf.RaggedTensor) and x.dtype == tf.string:
         return x
-    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)):
-        raise ValueError(
-            f"{owner} takes words: a list of examples, each a list of word "
-            f"strings (e.g. [['Sherlock', 'Holmes', 'smiled']]); got "
-            f"{describe(x)}. Split raw text into words first.")
-    if x and all(isinstance(w, str) for w in x):
-        x = [x]
-    for i, example in enumerate(x):
-        if isinstance(example, str) or not isinstance(example, (list, tuple)) \
-                or not all(isinstance(w, str) for w in example):
+    is_nested = isinstance(x, (list, tuple)) and x and all(
+        isinstance(e, (list, tuple)) for e in x)
+    if not is_nested:
+        # None, numbers, an empty batch, token ids: the shared messages.
+        text_tensor(x, owner, "x")
+        if isinstance(x, (list, tuple)) and all(
+                isinstance(w, (str, bytes)) for w in x):
+            x = [x]  # one example's words
+        else:
             raise ValueError(
-                f"{owner}: example {i} must be a list of word strings; got "
-                f"{describe(example)}.")
-    if not x:
-        raise ValueError(f"{owner}: no examples (an empty list of words).")
-    return tf.ragged.constant([list(e) for e in x], dtype=tf.string,
-                              ragged_rank=1) if any(x) else \
-        tf.RaggedTensor.from_row_lengths(tf.constant([], tf.string),
-                                         [0] * len(x))
+                f"{owner} takes words: a list of examples, each a list of "
+                f"word strings (e.g. [['Sherlock', 'Holmes', 'smiled']]); "
+                f"got {describe(x)}. Split raw text into words first.")
+    rows = []
+    for i, example in enumerate(x):
+        if not isinstance(example, (list, tuple)):
+            raise ValueError(
+                f"{owner}: example {i} of `x` must be a list of word "
+                f"strings; got {describe(example)}.")
+        if example:
+            text_tensor(list(example), owner, f"x[{i}]")
+        rows.append([w.decode("utf-8") if isinstance(w, bytes) else w
+                     for w in example])
+    if any(rows):
+        return tf.ragged.constant(rows, dtype=tf.string, ragged_rank=1)
+    return tf.RaggedTensor.from_row_lengths(tf.constant([], tf.string),
+                                            [0] * len(rows))
 
 
 @register
