@@ -87,6 +87,11 @@ from kzoo.models.question_answerer import QuestionAnswerer
 from kzoo.models.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
 from kzoo.models.squad_metric import squad_scores
+from kzoo.models.token_classifier import (TokenClassifier,
+                                          TokenClassifierPreprocessor)
+from kzoo.models.multiple_choice import (MultipleChoice,
+                                         MultipleChoicePreprocessor)
+from kzoo import metrics
 from kzoo.models.elmo import (
     ElmoBackbone,
     ElmoEmbedder,

@@ -122,3 +122,118 @@ def austen_questions(novels=AUSTEN_NOVELS, context_paragraphs=1):
                     "answers": {"text": [speaker], "answer_start": [start]},
                 })
     return examples
+
+# ----------------------------------------------------------------------
+# Named entities in Pride and Prejudice (token classification)
+# ----------------------------------------------------------------------
+# How the set is made (a rule, not hand labels): the novel's paragraphs
+# are split into words (runs of letters, digits and apostrophes, or one
+# punctuation mark) and into sentences (ending at ".", "!" or "?"). A
+# word is a person (PER) or a place (LOC) when it, less a possessive
+# "'s", is in the fixed lists below: the novel's characters' given names
+# and surnames, and the places the story names. A run of adjacent person
+# words is one entity ("William Lucas", "Catherine de Bourgh": B-PER
+# I-PER ...); titles (Mr, Mrs, Miss, Lady, Sir, Colonel, ...) are not
+# part of it, so "Mr. Darcy" is O B-PER. Multi-word places ("Gracechurch
+# Street") are one LOC entity. Known limits of the rule: a listed name
+# used as something else (the month of "May" is not listed; "Kent" is
+# always the county, which it is in this novel; names that are also
+# common words, Long, Hill, King, are left out) and unlisted minor
+# characters are tagged O. A title's full stop ("Mrs.") ends no sentence.
+_PERSONS = frozenset("""
+Elizabeth Lizzy Eliza Jane Lydia Kitty Catherine Mary Bennet Bennets
+Darcy Bingley Bingleys Wickham Collins Charlotte Lucas Lucases Maria
+Gardiner Gardiners Phillips Fitzwilliam Georgiana Caroline Hurst Louisa
+Anne Bourgh Denny Forster Jenkinson Reynolds William Chamberlayne
+Pratt Younge Carter Harriet Nicholls
+""".split())
+_PERSON_PARTICLES = frozenset({"de"})  # "de Bourgh", inside a person run
+_PLACES = frozenset("""
+Longbourn Netherfield Meryton Pemberley Rosings Hunsford London Brighton
+Derbyshire Hertfordshire Kent Lambton Bath Scotland Oxford Ramsgate
+Newcastle Cheapside Epsom Barnet Clapham Bromley Hatfield Scarborough
+Haggerston Matlock Chatsworth Dovedale Blenheim Warwick Kenilworth
+Birmingham Westerham Stoke Ashworth Gretna Lakes Liverpool Cambridge
+England Ireland Oakham Purvis
+""".split())
+_PLACE_SUFFIXES = frozenset({"Street", "Lodge", "Park", "Green", "Mount"})
+_WORD = re.compile(r"[A-Za-z0-9']+|[^\sA-Za-z0-9']")
+
+
+def _entity_tags(words):
+    """Tags of one sentence's words by the lists above (see the comment
+    there)."""
+    tags = []
+    for i, word in enumerate(words):
+        bare = word[:-2] if word.endswith("'s") else word
+        previous = tags[-1] if tags else "O"
+        if bare in _PERSONS or (bare in _PERSON_PARTICLES and i + 1 < len(
+                words) and words[i + 1].rstrip("'s") in _PERSONS
+                and previous != "O" and previous.endswith("PER")):
+            tags.append("I-PER" if previous.endswith("PER") else "B-PER")
+        elif bare in _PLACES:
+            tags.append("B-LOC")
+        elif bare in _PLACE_SUFFIXES and previous.endswith("LOC"):
+            tags.append("I-LOC")
+        elif bare in _PLACE_SUFFIXES and i > 0 and words[i - 1][:1].isupper() \
+                and previous == "O" and words[i - 1] not in _TITLES:
+            # "Gracechurch Street", "Grosvenor Street": a place.
+            tags[-1] = "B-LOC"
+            tags.append("I-LOC")
+        else:
+            tags.append("O")
+    return tags
+
+
+_TITLES = frozenset("Mr Mrs Miss Lady Sir Colonel Captain Dr Lord".split())
+
+
+def austen_entities(max_words=40, min_words=5):
+    """Pride and Prejudice as sentences of words tagged with persons and
+    places (BIO: "O", "B-PER", "I-PER", "B-LOC", "I-LOC"), in the
+    novel's order, by the documented rule above.
+
+    Returns `(sentences, tags)`: lists of word lists and tag lists. Split
+    held-out data by position (later chapters), not at random: a
+    sentence's neighbours share its names.
+
+    Example:
+    ```python
+    words, tags = kzoo.datasets.austen_entities()
+    words[0], tags[0]
+    ```
+    """
+    sentences, tags = [], []
+    for paragraph in austen_paragraphs("pride_and_prejudice", min_words=1):
+        words = _WORD.findall(paragraph.replace("\u2019", "'"))
+        current = []
+        for word in words:
+            current.append(word)
+            # "Mrs. Bennet": a title's full stop ends no sentence.
+            if word in (".", "!", "?") and not (
+                    len(current) > 1 and current[-2] in _TITLES):
+                if min_words <= len(current) <= max_words:
+                    sentences.append(current)
+                    tags.append(_entity_tags(current))
+                current = []
+        if min_words <= len(current) <= max_words:
+            sentences.append(current)
+            tags.append(_entity_tags(current))
+    return sentences, tags
+
+
+def capitalised_word_tags(sentences):
+    """The baseline tagger: every capitalised word that does not begin its
+    sentence and is no title or "I" is a person, adjacent ones one
+    person. (It cannot tell places from persons.)"""
+    result = []
+    for words in sentences:
+        tags = []
+        for i, word in enumerate(words):
+            capital = i > 0 and word[:1].isupper() and word not in _TITLES \
+                and word != "I" and words[i - 1] not in (".", "!", "?", '"')
+            previous = tags[-1] if tags else "O"
+            tags.append(("I-PER" if previous != "O" else "B-PER")
+                        if capital else "O")
+        result.append(tags)
+    return result

@@ -53,6 +53,9 @@ def tasks_using(preprocessor_cls):
 
 
 def backbone_cls_for(preprocessor_cls):
+    packing = _default_packing(preprocessor_cls)
+    if packing is not None:  # a generic head's: tested on BERT's packing
+        return backbone_cls_for(packing)
     tasks = [task for task in tasks_using(preprocessor_cls)
              if task.backbone_cls is not Backbone]
     if not tasks and preprocessor_cls.tokenizer_cls is Tokenizer:
@@ -138,6 +141,11 @@ def make_task(task_cls, backbone=None, preprocessor="auto"):
         preprocessor = make_task_preprocessor(task_cls)
     kwargs = {}
     for name, parameter in inspect.signature(task_cls).parameters.items():
+        # (A None default that TASK_ARGUMENTS covers is a required value
+        # given another way: TokenClassifier's num_classes or label_names.)
+        if name in TASK_ARGUMENTS and parameter.default is None:
+            kwargs[name] = TASK_ARGUMENTS[name]
+            continue
         if name in ("backbone", "preprocessor") or \
                 parameter.default is not inspect.Parameter.empty or \
                 parameter.kind in (parameter.VAR_KEYWORD,
@@ -150,8 +158,23 @@ def make_task(task_cls, backbone=None, preprocessor="auto"):
     return task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
 
 
+def _default_packing(preprocessor_cls):
+    """The family preprocessor a generic head's preprocessor packs with by
+    default (its `packing` argument), or None."""
+    parameter = inspect.signature(preprocessor_cls).parameters.get("packing")
+    return None if parameter is None else _CLASSES[parameter.default]
+
+
 def example_texts(preprocessor_cls, n=len(TEXTS)):
-    """Raw input for the preprocessor: texts, or pairs when it needs them."""
+    """Raw input for the preprocessor: texts, or pairs when it needs them;
+    words for a token classifier, (contexts, choices) for multiple
+    choice."""
+    name = preprocessor_cls.__name__
+    if name == "TokenClassifierPreprocessor":
+        return [text.split() for text in TEXTS[:n]]
+    if name == "MultipleChoicePreprocessor":
+        return (TEXTS[:n], [[second, "another choice"]
+                            for second in SECOND_TEXTS[:n]])
     if preprocessor_cls.min_segments >= 2:
         return (TEXTS[:n], SECOND_TEXTS[:n])
     return TEXTS[:n]
@@ -160,6 +183,9 @@ def example_texts(preprocessor_cls, n=len(TEXTS)):
 def example_labels(preprocessor_cls, n=len(TEXTS)):
     if not preprocessor_cls.takes_labels:
         return None
+    if preprocessor_cls.__name__ == "TokenClassifierPreprocessor":
+        return [[i % 2 for i, _ in enumerate(text.split())]
+                for text in TEXTS[:n]]
     return np.arange(n, dtype="int32") % 2
 
 

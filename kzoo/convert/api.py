@@ -193,7 +193,7 @@ def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
         tokenizer = model.preprocessor.tokenizer
     converter = converter_for_model(model)
     architecture = converter.hf_architecture(model)
-    config = converter.hf_config(model, architecture, tokenizer)
+    config = converter.export_config(model, architecture, tokenizer)
     tensors = converter.export_tensors(model, config)
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()) and not overwrite:

@@ -91,8 +91,23 @@ _CONVERTERS = {}  # model_type -> Converter instance
 _BY_FAMILY = {}   # kzoo family -> Converter instance
 
 
+# The generic heads (kzoo.TokenClassifier, kzoo.MultipleChoice) every
+# encoder family with `generic_heads` converts: HF architecture suffix ->
+# kzoo task class.
+GENERIC_HEADS = {"ForTokenClassification": "TokenClassifier",
+                 "ForMultipleChoice": "MultipleChoice"}
+
+
 def register_converter(cls):
     """Class decorator: make `cls` the converter for its `model_types`."""
+    if cls.generic_heads:
+        # "BertForSequenceClassification" -> "BertForTokenClassification",
+        # "BertForMultipleChoice": the family's own architecture names.
+        prefix = next(name[:-len("ForSequenceClassification")]
+                      for name in cls.architectures
+                      if name.endswith("ForSequenceClassification"))
+        cls.architectures = {**cls.architectures, **{
+            prefix + suffix: task for suffix, task in GENERIC_HEADS.items()}}
     instance = cls()
     for model_type in cls.model_types:
         _CONVERTERS[model_type] = instance
@@ -315,6 +330,9 @@ class Converter:
     architectures = {}
     backbone_tensor_prefixes = ()
     skipped_tensors = {}
+    # Whether the family converts kzoo's generic heads (`GENERIC_HEADS`):
+    # its `*ForTokenClassification` and `*ForMultipleChoice`.
+    generic_heads = False
 
     # ------------------------------------------------------------------
     # Family hooks (import)
@@ -459,16 +477,41 @@ class Converter:
         if task_name is None:
             return backbone
         task_cls = get_class(task_name)
-        return task_cls(backbone=backbone, preprocessor=None,
-                        **self.task_kwargs(task_name, hf_config, checkpoint))
+        if task_name in GENERIC_HEADS.values():
+            kwargs = generic_task_kwargs(task_name, hf_config)
+        else:
+            kwargs = self.task_kwargs(task_name, hf_config, checkpoint)
+        return task_cls(backbone=backbone, preprocessor=None, **kwargs)
 
     def weight_specs(self, model, hf_config):
         backbone = getattr(model, "backbone", model)
         specs = list(self.backbone_specs(backbone, hf_config))
-        if not _is_backbone(model):
-            specs += self.head_specs(model, type(model).__name__, hf_config)
+        name = type(model).__name__
+        if name == "MultipleChoice":
+            specs += self.multiple_choice_specs(model.scorer, hf_config)
+        elif name in GENERIC_HEADS:
             specs += generic_head_specs(model)
+        elif not _is_backbone(model):
+            specs += self.head_specs(model, name, hf_config)
         return specs
+
+    def multiple_choice_specs(self, scorer, hf_config):
+        """Specs of a `MultipleChoice`'s per-choice head (`scorer`, the
+        family's classifier with one output); by default named as the
+        family's `*ForSequenceClassification` names its head, which is
+        what `*ForMultipleChoice` has for BERT, ALBERT, DistilBERT and
+        DeBERTa-v2."""
+        return self.head_specs(scorer, type(scorer).__name__, hf_config)
+
+    def export_config(self, model, architecture, tokenizer=None):
+        """`hf_config`, with the label fields of the generic heads."""
+        config = self.hf_config(model, architecture, tokenizer)
+        if type(model).__name__ == "TokenClassifier":
+            names = model.label_names or [
+                f"LABEL_{i}" for i in range(model.num_classes)]
+            config["id2label"] = {str(i): n for i, n in enumerate(names)}
+            config["label2id"] = {n: i for i, n in enumerate(names)}
+        return config
 
     def load_weights(self, model, checkpoint, verbose=True, report=None):
         """Fill `model`'s variables from `checkpoint` (an `HFCheckpoint`).
@@ -601,13 +644,24 @@ class Converter:
         return tensors
 
 
+# kzoo's generic tasks whose head every family's Hugging Face task model
+# names alike (MultipleChoice's is family-specific: multiple_choice_specs).
+GENERIC_HEADS = ("QuestionAnswerer", "TokenClassifier")
+
+
 def generic_head_specs(model):
     """The heads of kzoo's generic tasks (one class for every encoder
     family), named alike in every family's Hugging Face task model:
-    `*ForQuestionAnswering`'s `qa_outputs` (start and end logits)."""
-    if type(model).__name__ == "QuestionAnswerer":
+    `*ForQuestionAnswering`'s `qa_outputs` (start and end logits) and
+    `*ForTokenClassification`'s `classifier` (dropout + one dense layer on
+    the sequence output)."""
+    name = type(model).__name__
+    if name == "QuestionAnswerer":
         return linear("qa_outputs", model.qa_outputs, "qa head",
                       part="head")
+    if name == "TokenClassifier":
+        return linear("classifier", model.get_layer("classifier"),
+                      "classifier", part="head")
     return []
 
 
@@ -619,6 +673,24 @@ def classifier_kwargs(hf_config):
     except ValueError as e:
         raise ConversionError(str(e)) from None
     return {"num_classes": num_classes, "problem_type": problem_type}
+
+
+def generic_task_kwargs(task_name, hf_config):
+    """Constructor arguments of a generic head from a Hugging Face
+    config: a token classifier's classes (named after `id2label` unless
+    they are transformers' placeholder "LABEL_i" names); both heads'
+    `classifier_dropout` where the config sets one (else the backbone's,
+    or the family classifier's, default)."""
+    dropout = hf_config.get("classifier_dropout")
+    kwargs = {"dropout": None if dropout is None else float(dropout)}
+    if task_name == "TokenClassifier":
+        labels = hf_config.get("id2label") or {}
+        names = [labels.get(str(i), labels.get(i)) for i in range(len(labels))]
+        kwargs["num_classes"] = len(names) if names else int(
+            hf_config.get("num_labels", 2))
+        if names and not all(n == f"LABEL_{i}" for i, n in enumerate(names)):
+            kwargs["label_names"] = names
+    return kwargs
 
 
 def _is_backbone(model):

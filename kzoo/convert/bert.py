@@ -86,6 +86,7 @@ class BertConverter(Converter):
     }
     family = "bert"
     backbone_class = "BertBackbone"
+    generic_heads = True  # and every family converted as BERT is
     # The WordPiece tokenizer classes, kzoo's and the one an export names
     # (families that reuse BERT's tokenizer name their own).
     tokenizer_class = "BertTokenizer"

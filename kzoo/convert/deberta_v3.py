@@ -99,6 +99,7 @@ class DebertaV3Converter(Converter):
         "initializer_range": "initializer_range",
         "pad_token_id": "pad_token_id",
     }
+    generic_heads = True
     architectures = {
         "DebertaV2Model": None,
         "DebertaV2ForMaskedLM": "DebertaV3MaskedLM",

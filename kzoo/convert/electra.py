@@ -116,6 +116,18 @@ class ElectraConverter(BertConverter):
             ]
         return []
 
+    def multiple_choice_specs(self, scorer, config):
+        # `ElectraForMultipleChoice`: the sequence summary (dense + GELU on
+        # the first token), then dense(1); the same layers as ELECTRA's
+        # classification head, under other names.
+        return [
+            *linear("sequence_summary.summary",
+                    scorer.get_layer("classifier_dense"), "classifier",
+                    part="head"),
+            *linear("classifier", scorer.get_layer("classifier"),
+                    "classifier", part="head"),
+        ]
+
     def tied_tensors(self, task_name):
         if task_name == "ElectraMaskedLM":
             return {"generator_lm_head.weight":

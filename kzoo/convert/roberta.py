@@ -144,6 +144,12 @@ class RobertaConverter(BertConverter):
             ]
         return []
 
+    def multiple_choice_specs(self, scorer, config):
+        # `RobertaForMultipleChoice` reads the backbone's pooler (its
+        # tensors are the backbone's): dropout -> dense(1) "classifier".
+        return linear("classifier", scorer.get_layer("classifier"),
+                      "classifier", part="head")
+
     def tied_tensors(self, task_name):
         if task_name == self.masked_lm_task:
             return {"lm_head.decoder.weight":

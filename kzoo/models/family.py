@@ -1,13 +1,18 @@
-"""A backbone's family, found through the registry: what generic heads
-(one class per task, taking any encoder `Backbone`) need to know about the
-family they sit on, without code per family.
+"""A backbone's family: the family's own task of a kind, and its
+preprocessor.
 
-A family is the set of registered classes built for one backbone class
-(BertBackbone: BertMaskedLM, BertPreprocessor, BertTokenizer, ...). The
-closest family wins: a subclass of BertBackbone registered with tasks of
-its own is its own family, not BERT's.
+Generic tasks (`SpanBoundaryPretrainer`, `TokenClassifier`,
+`MultipleChoice`, `QuestionAnswerer`) take any encoder `Backbone` and ask
+its family for the parts that differ between families: the masked-LM head
+and preprocessor, the sequence classifier's pooling, the preprocessor that
+packs its text. A family is found through the registry: the registered
+tasks of a kind whose `backbone_cls` the backbone is an instance of, the
+closest first (an `XLMRobertaBackbone` is RoBERTa's subclass, and its own
+family).
 """
 
+from kzoo import presets
+from kzoo.models.arguments import ArgumentError
 from kzoo.models.backbone import Backbone
 from kzoo.models.registry import get_class, registered_subclasses
 
@@ -30,8 +35,51 @@ def family_task(backbone_cls, kind):
     return _closest(tasks, backbone_cls, lambda task: task.backbone_cls)
 
 
-def family_preprocessor(backbone_cls):
-    """The family's plain text preprocessor (the one its sequence
+def masked_lm_family(backbone_cls):
+    """The registered masked-LM task of `backbone_cls`'s family (its head
+    and preprocessor are the family's); None when it has none."""
+    from kzoo.models.task_wiring import MaskedLM
+    return family_task(backbone_cls, MaskedLM)
+
+
+def checked_family_task(owner, backbone, kind, needs):
+    """`family_task(type(backbone), kind)`, or an `ArgumentError` naming
+    the families that have one. `needs`: what the owner needs, in words
+    ("a masked LM")."""
+    task = family_task(type(backbone), kind)
+    if task is None:
+        families = sorted({t.backbone_cls.__name__
+                           for t in registered_subclasses(kind)
+                           if t.backbone_cls is not Backbone})
+        from kzoo.models.arguments import describe
+        raise ArgumentError(
+            f"{owner} needs an encoder backbone of a family with {needs} "
+            f"({', '.join(families)}); got {describe(backbone)}.")
+    return task
+
+
+def preset_backbone_class(preset):
+    """The backbone class a preset (name, folder, or a Hugging Face
+    checkpoint folder) holds."""
+    preset = presets.resolve(preset)
+    return get_class(preset.json("config.json")["class_name"], Backbone)
+
+
+def family_preprocessor(owner, preset, kind, needs, **kwargs):
+    """The preprocessor of the preset's family's `kind` task, from the
+    preset (`kwargs` override its config)."""
+    preset = presets.resolve(preset)
+    backbone_cls = preset_backbone_class(preset)
+    task = family_task(backbone_cls, kind)
+    if task is None:
+        raise ArgumentError(
+            f"{owner}: preset {preset.name!r} holds a "
+            f"{backbone_cls.__name__}, whose family has no {needs}.")
+    return task.preprocessor_cls.from_preset(preset, **kwargs)
+
+
+def family_text_preprocessor(backbone_cls):
+    """The family's plain text preprocessor class (the one its sequence
     classifier packs with: `BertPreprocessor`, `RobertaPreprocessor`, ...);
     None when the family has no classifier."""
     from kzoo.models.task_wiring import SequenceClassifier
@@ -40,17 +88,12 @@ def family_preprocessor(backbone_cls):
 
 
 def tokenizer_preprocessor(tokenizer_cls):
-    """The family's plain text preprocessor, found from its tokenizer
-    class (a tokenizer alone, as a saved preprocessor holds, says which
-    family packs it)."""
+    """The family's plain text preprocessor class, found from its
+    tokenizer class (a tokenizer alone, as a saved preprocessor holds,
+    says which family packs it)."""
     from kzoo.models.task_wiring import SequenceClassifier
     preprocessors = [task.preprocessor_cls for task in
                      registered_subclasses(SequenceClassifier)
                      if task.preprocessor_cls is not None]
     return _closest(preprocessors, tokenizer_cls,
                     lambda preprocessor: preprocessor.tokenizer_cls)
-
-
-def preset_backbone_class(preset):
-    """The backbone class a preset's config.json holds."""
-    return get_class(preset.json("config.json")["class_name"], Backbone)

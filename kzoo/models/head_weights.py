@@ -14,6 +14,7 @@ another, and it always includes the backbone.
 """
 
 import h5py
+import keras
 import numpy as np
 
 from kzoo.utils.files import atomic_write
@@ -23,10 +24,19 @@ FORMAT = "kzoo-heads-v1"  # the file's `format` attribute
 
 def head_layers(task):
     """The task's own layers: every top-level layer but the backbone and
-    the inputs, in model order."""
-    return [layer for layer in task.layers
-            if layer is not task.backbone
-            and type(layer).__name__ != "InputLayer"]
+    the inputs, in model order. A head that is a task itself (the family
+    classifier `MultipleChoice` scores each choice with) gives its own
+    layers, so their keys read as that classifier's."""
+    layers = []
+    for layer in task.layers:
+        if layer is task.backbone or type(layer).__name__ == "InputLayer":
+            continue
+        if isinstance(layer, keras.Model) and getattr(
+                layer, "backbone", None) is task.backbone:
+            layers += head_layers(layer)
+        else:
+            layers.append(layer)
+    return layers
 
 
 def head_variables(task):

@@ -7,8 +7,8 @@ from kzoo import presets
 from kzoo.models.answer_spans import best_answers
 from kzoo.models.arguments import ArgumentError, describe
 from kzoo.models.backbone import Backbone
-from kzoo.models.family import (family_preprocessor, preset_backbone_class,
-                                tokenizer_preprocessor)
+from kzoo.models.family import (family_text_preprocessor,
+                                preset_backbone_class, tokenizer_preprocessor)
 from kzoo.models.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
 from kzoo.models.registry import register
@@ -21,7 +21,7 @@ OUTPUTS = ("start_logits", "end_logits")
 
 def _packs_pairs(backbone_cls):
     """Whether the family packs text pairs as BERT does (the QA layout)."""
-    preprocessor = family_preprocessor(backbone_cls)
+    preprocessor = family_text_preprocessor(backbone_cls)
     return preprocessor is not None and hasattr(preprocessor,
                                                 "separators_between")
 
@@ -80,7 +80,7 @@ class QuestionAnswerer(Task):
                 f"ALBERT, ELECTRA, DeBERTa-v3); got {describe(backbone)}.")
         preprocessor = values.get("preprocessor")
         if preprocessor is not None:
-            expected = family_preprocessor(type(backbone))
+            expected = family_text_preprocessor(type(backbone))
             found = tokenizer_preprocessor(type(preprocessor.tokenizer))
             if found is not expected:
                 raise ArgumentError(

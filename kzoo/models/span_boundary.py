@@ -4,27 +4,18 @@ objective, on span-masked text."""
 import keras
 import tensorflow as tf
 
-from kzoo import presets
 from kzoo.layers.span_boundary_head import SpanBoundaryHead
 from kzoo.models.arguments import POSITIVE_INT, ArgumentError, describe
 from kzoo.models.backbone import Backbone
 from kzoo.models.bert.masked_lm_preprocessor import (SPAN_INPUTS,
                                                      BertMaskedLMPreprocessor)
-from kzoo.models.registry import get_class, register, registered_subclasses
+from kzoo.models.family import (checked_family_task, family_preprocessor,
+                                masked_lm_family)
+from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import (MaskedLM, masked_lm_compile_args,
                                      masked_lm_head, task_inputs)
 from kzoo.training.losses import token_loss
-
-
-def masked_lm_family(backbone_cls):
-    """The registered masked-LM task of `backbone_cls`'s family (its head
-    and preprocessor are the family's); None when it has none."""
-    tasks = [task for task in registered_subclasses(MaskedLM)
-             if issubclass(backbone_cls, task.backbone_cls)]
-    # The closest family first (a subclass of BertBackbone is its own).
-    tasks.sort(key=lambda task: backbone_cls.__mro__.index(task.backbone_cls))
-    return tasks[0] if tasks else None
 
 
 @register
@@ -73,14 +64,8 @@ class SpanBoundaryPretrainer(Task):
     def check_argument_values(cls, values):
         super().check_argument_values(values)  # a Backbone; lengths, vocab
         backbone = values.get("backbone")
-        family = masked_lm_family(type(backbone))
-        if family is None:
-            families = sorted(task.backbone_cls.__name__ for task in
-                              registered_subclasses(MaskedLM))
-            raise ArgumentError(
-                f"{cls.__name__} needs an encoder backbone of a family with "
-                f"a masked LM ({', '.join(families)}); got "
-                f"{describe(backbone)}.")
+        family = checked_family_task(cls.__name__, backbone, MaskedLM,
+                                     "a masked LM")
         preprocessor = values.get("preprocessor")
         if preprocessor is not None:
             expected = family.preprocessor_cls
@@ -127,16 +112,9 @@ class SpanBoundaryPretrainer(Task):
     @classmethod
     def preprocessor_for(cls, preset, **kwargs):
         """The preset family's masked-LM preprocessor, span-masking."""
-        preset = presets.resolve(preset)
-        backbone_cls = get_class(preset.json("config.json")["class_name"],
-                                 Backbone)
-        family = masked_lm_family(backbone_cls)
-        if family is None:
-            raise ArgumentError(
-                f"{cls.__name__}: preset {preset.name!r} holds a "
-                f"{backbone_cls.__name__}, whose family has no masked LM.")
-        return family.preprocessor_cls.from_preset(
-            preset, **{"masking": "span", **kwargs})
+        return family_preprocessor(cls.__name__, preset, MaskedLM,
+                                   "masked LM",
+                                   **{"masking": "span", **kwargs})
 
     def adapt_batches(self, dataset):
         return dataset.map(self.span_targets)

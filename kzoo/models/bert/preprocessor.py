@@ -36,6 +36,9 @@ class BertPreprocessor(Preprocessor):
     # Separator tokens between two texts: BERT's one [SEP]; families that
     # pack the same way with two (RoBERTa's </s></s>) say so.
     separators_between = 1
+    # Whether the backbone takes `segment_ids` (families with one token
+    # type, RoBERTa's, DistilBERT's, DeBERTa-v3's, have no segment input).
+    segment_input = True
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
                  **kwargs):
@@ -71,10 +74,19 @@ class BertPreprocessor(Preprocessor):
     def _pack(self, x):
         segments = tuple(self.tokenizer.tokenize_tf(s)
                          for s in self.text_segments(x))
-        packed, segment_ids = as_tf(self.packer(segments))
+        return self.pack_ids(segments)
+
+    def pack_ids(self, segments):
+        """Token ids already tokenized (a tuple of ragged tf batches, one
+        per text of an example) -> the backbone's input dict, packed as
+        `_pack` packs text (the token classifier tokenizes word by word)."""
+        self._ensure_setup()
+        packed, segment_ids = as_tf(self.packer(tuple(segments)))
         token_ids, padding_mask = split_padding(packed, self.pad_token_id)
-        return {"token_ids": token_ids, "segment_ids": segment_ids,
-                "padding_mask": padding_mask}
+        inputs = {"token_ids": token_ids, "padding_mask": padding_mask}
+        if self.segment_input:
+            inputs["segment_ids"] = segment_ids
+        return inputs
 
     def get_config(self):
         config = super().get_config()

@@ -33,11 +33,7 @@ class DebertaV3Preprocessor(BertPreprocessor):
     """
 
     tokenizer_cls = DebertaV3Tokenizer
-
-    def _pack(self, x):
-        packed = super()._pack(x)
-        del packed["segment_ids"]  # no token types
-        return packed
+    segment_input = False  # no token types
 
 
 @register

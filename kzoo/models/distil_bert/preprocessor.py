@@ -32,11 +32,7 @@ class DistilBertPreprocessor(BertPreprocessor):
     """
 
     tokenizer_cls = DistilBertTokenizer
-
-    def _pack(self, x):
-        packed = super()._pack(x)
-        del packed["segment_ids"]  # no token types: no segment input
-        return packed
+    segment_input = False  # no token types: no segment input
 
 
 @register

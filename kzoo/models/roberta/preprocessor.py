@@ -34,11 +34,7 @@ class RobertaPreprocessor(BertPreprocessor):
 
     tokenizer_cls = RobertaTokenizer
     separators_between = 2
-
-    def _pack(self, x):
-        packed = super()._pack(x)
-        del packed["segment_ids"]  # one token type: no segment input
-        return packed
+    segment_input = False  # one token type: no segment input
 
 
 @register

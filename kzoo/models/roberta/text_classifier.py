@@ -33,3 +33,20 @@ class RobertaTextClassifier(SequenceClassifier):
 
     def pool(self, inputs, backbone_outputs):
         return backbone_outputs["sequence_output"][:, 0, :]  # <s>
+
+
+class RobertaPoolerScorer(SequenceClassifier):
+    """The backbone's pooler (tanh(dense(`<s>`))) -> dropout -> dense:
+    the head `transformers`' `RobertaForMultipleChoice` (and XLM-R's) puts
+    on each (context, choice) pair, unlike RoBERTa's classification head.
+    Used by `kzoo.MultipleChoice`, not on its own (not registered: it is
+    rebuilt from the backbone, never saved by name)."""
+
+    backbone_cls = RobertaBackbone
+    preprocessor_cls = RobertaPreprocessor
+
+    def pool(self, inputs, backbone_outputs):
+        return backbone_outputs["pooled_output"]
+
+
+RobertaTextClassifier.multiple_choice_cls = RobertaPoolerScorer

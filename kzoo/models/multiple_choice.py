@@ -1,0 +1,229 @@
+"""Multiple choice (SWAG, RACE, COPA-style) on any encoder: a context and
+its candidate answers -> one score per candidate."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from kzoo.models.arguments import FRACTION, Optional, describe
+from kzoo.models.backbone import Backbone
+from kzoo.models.classification import REGRESSION
+from kzoo.models.family import checked_family_task, preset_backbone_class
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.models.registry import get_class, register
+from kzoo.models.task import Task
+from kzoo.models.text_tensors import eager_outputs, text_tensor
+from kzoo.models.token_classifier import family_packing
+from kzoo.models.tokenizer import Tokenizer
+from kzoo.training import default_optimizer
+
+
+class FoldChoices(keras.layers.Layer):
+    """`(batch, choices, seq)` -> `(batch * choices, seq)`: every
+    (context, choice) pair through the backbone as one example."""
+
+    def call(self, x):
+        return ops.reshape(x, (-1, ops.shape(x)[-1]))
+
+    def compute_output_shape(self, shape):
+        return (None, shape[-1])
+
+
+class UnfoldChoices(keras.layers.Layer):
+    """`(batch * choices, 1)` scores -> `(batch, choices)`, the choice
+    count read from the folded inputs."""
+
+    def call(self, scores, reference):
+        return ops.reshape(scores, (-1, ops.shape(reference)[1]))
+
+    def compute_output_shape(self, scores_shape, reference_shape):
+        return (reference_shape[0], reference_shape[1])
+
+
+@register
+class MultipleChoicePreprocessor(Preprocessor):
+    """`(contexts, choices)` -> each context paired with each of its
+    choices, packed as the family packs sentence pairs (`packing`, e.g.
+    "BertPreprocessor"): inputs of shape `(batch, choices, seq)`.
+
+    `contexts`: a list of strings; `choices`: a list (one per context) of
+    lists of candidate strings, the same number for every context. Labels
+    (the index of the right choice) pass through.
+
+    Example:
+    ```python
+    preprocessor = kzoo.MultipleChoicePreprocessor.from_preset(
+        "bert_base", sequence_length=32)
+    preprocessor((["The fox saw the dog."],
+                  [["It ran.", "It sang.", "It flew."]]))
+    ```
+    """
+
+    tokenizer_cls = Tokenizer
+
+    def __init__(self, tokenizer, sequence_length=512,
+                 packing="BertPreprocessor", **kwargs):
+        super().__init__(tokenizer, sequence_length, **kwargs)
+        self.packing = packing
+        self.packer_preprocessor = get_class(packing, Preprocessor)(
+            tokenizer, sequence_length=sequence_length)
+
+    def special_token_count(self, num_segments):
+        return self.packer_preprocessor.special_token_count(2)
+
+    def text_segments(self, x):
+        name = type(self).__name__
+        if not isinstance(x, tuple):
+            text_tensor(x, name, "x")  # None, numbers, ids: shared errors
+        if not isinstance(x, tuple) or len(x) != 2:
+            raise ValueError(
+                f"{name} takes x = (contexts, choices): a list of context "
+                f"strings and, per context, a list of candidate strings; got "
+                f"{describe(x)}.")
+        contexts, choices = x
+        if isinstance(contexts, (str, bytes)):
+            contexts, choices = [contexts], [choices]
+        contexts = text_tensor(contexts, name, "x[0]")
+        if not isinstance(choices, (tf.Tensor, tf.RaggedTensor)):
+            counts = {len(c) for c in choices
+                      if isinstance(c, (list, tuple))}
+            if len(counts) != 1 or not all(
+                    isinstance(c, (list, tuple)) for c in choices) or \
+                    0 in counts:
+                raise ValueError(
+                    f"{name}: x[1] must hold, per context, a list of "
+                    f"candidate strings, the same number (>= 1) for every "
+                    f"context; got {describe(choices)}.")
+            for i, row in enumerate(choices):
+                text_tensor(list(row), name, f"x[1][{i}]")
+            choices = tf.constant([list(c) for c in choices], tf.string)
+        if tf.executing_eagerly() and contexts.shape[0] != choices.shape[0]:
+            raise ValueError(
+                f"{name}: {contexts.shape[0]} contexts but "
+                f"{choices.shape[0]} lists of choices; give one per context.")
+        self._ensure_setup()
+        self.check_sequence_length(2)
+        return (contexts, choices)
+
+    def _pack(self, x):
+        contexts, choices = (x if isinstance(x, tuple) and all(
+            isinstance(t, tf.Tensor) for t in x) else self.text_segments(x))
+        num_choices = tf.shape(choices)[1]
+        firsts = tf.repeat(contexts, num_choices)
+        seconds = tf.reshape(choices, (-1,))
+        packed = self.packer_preprocessor._pack((firsts, seconds))
+        return {name: tf.reshape(value, (-1, num_choices,
+                                         self.sequence_length))
+                for name, value in packed.items()}
+
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        segments = self.text_segments(x)
+        self._ensure_setup()
+        outputs = self.call(segments, y, sample_weight)
+        return eager_outputs(outputs) if tf.executing_eagerly() else outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"packing": self.packing})
+        return config
+
+
+@register
+class MultipleChoice(Task):
+    """One score per candidate answer on any encoder: each (context,
+    choice) pair goes through the family's sequence-classifier head with
+    one output, as `transformers`' `*ForMultipleChoice`; a softmax over
+    the choices is the loss.
+
+    The head is the family's classifier head (its `*TextClassifier`,
+    `num_classes=1`): BERT's and ALBERT's pooler -> dropout -> dense;
+    DistilBERT's [CLS] -> dense + ReLU -> dropout -> dense; ELECTRA's
+    summary (dense + GELU) -> dense; DeBERTa-v3's context pooler -> dense.
+    RoBERTa and XLM-R read their pooler there (as `RobertaForMultipleChoice`,
+    not their classification head): their classifier names that with
+    `multiple_choice_cls`.
+
+    Args:
+        backbone: an encoder backbone.
+        preprocessor: a `MultipleChoicePreprocessor`, or None to feed
+            input dicts of shape `(batch, choices, seq)`.
+        dropout: the head's dropout; None: the family classifier's.
+        trainable_backbone: False for linear probing (frozen backbone).
+
+    Example:
+    ```python
+    chooser = kzoo.MultipleChoice.from_preset("bert_base",
+                                              sequence_length=64)
+    chooser.fit((["The fox saw the dog."],
+                 [["It ran away.", "It sang opera."]]), [0], epochs=2)
+    ```
+    """
+
+    backbone_cls = Backbone
+    preprocessor_cls = MultipleChoicePreprocessor
+    argument_spec = {"dropout": Optional(FRACTION)}
+
+    @classmethod
+    def check_argument_values(cls, values):
+        super().check_argument_values(values)
+        backbone = values.get("backbone")
+        cls.scorer_class(backbone)
+        family_packing(cls.__name__, type(backbone))
+
+    @classmethod
+    def scorer_class(cls, backbone):
+        from kzoo.models.task_wiring import SequenceClassifier
+        classifier = checked_family_task(cls.__name__, backbone,
+                                         SequenceClassifier,
+                                         "a text classifier")
+        return getattr(classifier, "multiple_choice_cls", None) or classifier
+
+    def __init__(self, backbone, preprocessor=None, dropout=None,
+                 trainable_backbone=True, **kwargs):
+        scorer_kwargs = {} if dropout is None else {"dropout": dropout}
+        # === Layers ===
+        scorer = self.scorer_class(backbone)(
+            backbone, num_classes=1, problem_type=REGRESSION,
+            name="choice_scorer", **scorer_kwargs)
+        # === Functional model ===
+        inputs = {name: keras.Input((None, None), dtype="int32", name=name)
+                  for name in backbone.input_names}
+        fold = FoldChoices(name="fold_choices")
+        folded = {name: fold(value) for name, value in inputs.items()}
+        scores = scorer(folded)  # (batch * choices, 1)
+        logits = UnfoldChoices(name="unfold_choices")(
+            scores, inputs["token_ids"])  # (batch, choices)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        self.scorer = scorer
+        # === Config ===
+        self.dropout = scorer.dropout
+        self.trainable_backbone = bool(trainable_backbone)
+        backbone.trainable = self.trainable_backbone
+
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        packing = family_packing(cls.__name__, preset_backbone_class(preset))
+        return MultipleChoicePreprocessor.from_preset(
+            preset, **{"packing": packing.__name__, **kwargs})
+
+    def _text_tensors(self, x):
+        return self.preprocessor.text_segments(x)
+
+    def _check_model_inputs(self, x):
+        if not isinstance(x, dict) or set(x) != set(self.input_names):
+            raise ValueError(
+                f"MultipleChoice has no preprocessor, so it takes a dict "
+                f"with keys {sorted(self.input_names)}, each of shape "
+                f"(batch, choices, sequence); got {describe(x)}.")
+
+    def task_config(self):
+        return {"dropout": self.dropout,
+                "trainable_backbone": self.trainable_backbone}
+
+    def default_compile_args(self):
+        return {"optimizer": default_optimizer(learning_rate=5e-5),
+                "loss": keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True),
+                "metrics": [keras.metrics.SparseCategoricalAccuracy(
+                    name="accuracy")]}

@@ -1,0 +1,422 @@
+"""Token classification (NER, POS tagging, chunking) on any encoder:
+word-level labels in, word-piece alignment inside the preprocessor,
+predictions back per word, entity-level scores (`kzoo.metrics`)."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kzoo.models.arguments import FRACTION, ArgumentError, Optional, describe
+from kzoo.models.backbone import Backbone
+from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.models.family import (checked_family_task, family_task,
+                                preset_backbone_class)
+from kzoo.models.preprocessor import PAD_MARK, Preprocessor
+from kzoo.models.registry import get_class, register
+from kzoo.models.task import Task
+from kzoo.models.task_wiring import task_inputs
+from kzoo.models.text_tensors import as_tf, eager_outputs, text_tensor
+from kzoo.models.tokenizer import Tokenizer
+from kzoo.training import default_optimizer
+from kzoo.training.losses import token_loss
+
+
+def family_packing(owner, backbone_cls):
+    """The family's text preprocessor class (its sequence classifier's),
+    which packs word pieces as the family packs text."""
+    from kzoo.models.task_wiring import SequenceClassifier
+    classifier = family_task(backbone_cls, SequenceClassifier)
+    packing = getattr(classifier, "preprocessor_cls", None)
+    if packing is None or not issubclass(packing, BertPreprocessor):
+        raise ArgumentError(
+            f"{owner} needs an encoder backbone whose family packs text as "
+            f"BERT does ([CLS] text [SEP]: BERT, RoBERTa, XLM-R, DistilBERT, "
+            f"ALBERT, ELECTRA, DeBERTa-v3); got a {backbone_cls.__name__}.")
+    return packing
+
+
+@register
+class TokenClassifierPreprocessor(Preprocessor):
+    """Words (one list of words per example) and word labels -> the
+    family's packed inputs, a label per token and a loss weight per token.
+
+    Each word is tokenized alone, after a space (as `transformers` does
+    for `is_split_into_words=True`; byte-level BPE then spells it as it
+    would inside a sentence), so its first piece begins it by
+    construction, whatever the tokenizer (no guess from the vocabulary is
+    needed, unlike whole-word masking's `word_start_table()`, where words
+    come out of running text). The pieces are packed with the family's
+    packer (`packing`, e.g. "RobertaPreprocessor"): its special tokens,
+    its truncation.
+
+    Labels (integer class ids per word; a negative id: no loss for that
+    word) go on the first piece of each word, the other pieces get weight
+    0 (`transformers`' -100), or, with `label_all_pieces=True`, every
+    piece carries its word's label. Special tokens, padding and words cut
+    off by `sequence_length` carry no loss.
+
+    Args:
+        tokenizer: the family's tokenizer.
+        sequence_length: packed length.
+        packing: the family's text preprocessor class name.
+        label_all_pieces: label every piece of a word, not just the first.
+
+    Example:
+    ```python
+    preprocessor = kzoo.TokenClassifierPreprocessor.from_preset(
+        "bert_base", sequence_length=32)
+    x, y, weights = preprocessor([["Sherlock", "Holmes", "smiled"]],
+                                 [[1, 2, 0]])
+    ```
+    """
+
+    tokenizer_cls = Tokenizer
+
+    def __init__(self, tokenizer, sequence_length=512,
+                 packing="BertPreprocessor", label_all_pieces=False,
+                 **kwargs):
+        super().__init__(tokenizer, sequence_length, **kwargs)
+        packing_cls = get_class(packing, Preprocessor)
+        if not issubclass(packing_cls, BertPreprocessor):
+            raise ValueError(
+                f"TokenClassifierPreprocessor: packing must name a family "
+                f"text preprocessor that packs as BERT does (BertPreprocessor"
+                f", RobertaPreprocessor, ...); got {packing!r}.")
+        self.packing = packing
+        self.label_all_pieces = bool(label_all_pieces)
+        self.packer_preprocessor = packing_cls(
+            tokenizer, sequence_length=sequence_length)
+
+    def special_token_count(self, num_segments):
+        return self.packer_preprocessor.special_token_count(1)
+
+    def setup(self):
+        import keras_hub
+        self.packer_preprocessor._ensure_setup()
+        family = self.packer_preprocessor.packer
+
+        def marks(value):
+            return [PAD_MARK] * len(value) if isinstance(
+                value, (list, tuple)) else PAD_MARK
+        # Packs per-token side information exactly as the family packs the
+        # ids (same special-token slots, same truncation), with -1 in every
+        # slot that is no word piece.
+        self.side_packer = keras_hub.layers.MultiSegmentPacker(
+            sequence_length=self.sequence_length,
+            start_value=marks(family.start_value),
+            end_value=marks(family.end_value),
+            sep_value=marks(family.sep_value),
+            pad_value=PAD_MARK, truncate=family.truncate)
+
+    # ------------------------------------------------------------------
+    def text_segments(self, x):
+        """Words: a list of word lists (or one word list), checked, as a
+        ragged tf string tensor `(batch, words)`."""
+        self._ensure_setup()
+        self.check_sequence_length(1)
+        return (words_tensor(x, type(self).__name__),)
+
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        if not isinstance(x, (tf.Tensor, tf.RaggedTensor)):
+            x = self.text_segments(x)[0]
+        if y is not None and not isinstance(y, (tf.Tensor, tf.RaggedTensor)):
+            y = tf.ragged.constant(y, dtype=tf.int32)
+        self._ensure_setup()
+        if tf.executing_eagerly():
+            return eager_outputs(self.call(x, y, sample_weight))
+        return self.call(x, y, sample_weight)
+
+    def word_pieces(self, words):
+        """`(batch, words)` ragged strings -> the packed inputs, and per
+        token the example's word index (-1: no word) and whether it is
+        the word's first piece."""
+        if not isinstance(words, tf.RaggedTensor):
+            words = tf.RaggedTensor.from_tensor(words)
+        flat = words.flat_values
+        pieces = self.tokenizer.tokenize_tf(tf.strings.join([" ", flat]))
+        if not isinstance(pieces, tf.RaggedTensor):
+            pieces = tf.RaggedTensor.from_tensor(pieces)
+        pieces = tf.cast(pieces, tf.int32)
+        per_word = pieces.row_lengths()
+        group = lambda values: tf.RaggedTensor.from_row_lengths(  # noqa
+            tf.RaggedTensor.from_row_lengths(values, per_word),
+            words.row_lengths()).merge_dims(1, 2)
+        ids = group(pieces.flat_values)
+        word_index = tf.repeat(
+            tf.ragged.range(words.row_lengths()).flat_values, per_word)
+        first = tf.ragged.range(per_word).flat_values == 0
+        # Global word index (into flat words) for labels; first-piece flag.
+        global_index = tf.repeat(tf.range(tf.size(flat, tf.int64)), per_word)
+        inputs = self.packer_preprocessor.pack_ids((ids,))
+        side = {}
+        for name, values in (("word_index", word_index),
+                             ("global_index", global_index),
+                             ("first", tf.cast(first, tf.int64))):
+            packed, _ = as_tf(self.side_packer((group(tf.cast(values,
+                                                              tf.int64)),)))
+            side[name] = packed
+        return inputs, side
+
+    def call(self, x, y=None, sample_weight=None):
+        inputs, side = self.word_pieces(x)
+        if y is None:
+            return inputs
+        if not isinstance(y, tf.RaggedTensor):
+            y = tf.RaggedTensor.from_tensor(y)
+        word_labels = tf.cast(y.flat_values, tf.int32)
+        real = side["global_index"] >= 0
+        labels = tf.gather(word_labels,
+                           tf.maximum(side["global_index"], 0))
+        scored = real & (labels >= 0)
+        if not self.label_all_pieces:
+            scored &= side["first"] > 0
+        weights = tf.cast(scored, "float32")
+        if sample_weight is not None:
+            weights *= tf.cast(tf.reshape(sample_weight, (-1, 1)), "float32")
+        labels = tf.where(scored, labels, 0)
+        return inputs, labels, weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"packing": self.packing,
+                       "label_all_pieces": self.label_all_pieces})
+        return config
+
+
+def words_tensor(x, owner):
+    """A list of word lists (or one list of words) -> ragged tf strings,
+    each example's words checked as text (`text_tensor`'s errors)."""
+    if isinstance(x, tf.RaggedTensor) and x.dtype == tf.string:
+        return x
+    is_nested = isinstance(x, (list, tuple)) and x and all(
+        isinstance(e, (list, tuple)) for e in x)
+    if not is_nested:
+        # None, numbers, an empty batch, token ids: the shared messages.
+        text_tensor(x, owner, "x")
+        if isinstance(x, (list, tuple)) and all(
+                isinstance(w, (str, bytes)) for w in x):
+            x = [x]  # one example's words
+        else:
+            raise ValueError(
+                f"{owner} takes words: a list of examples, each a list of "
+                f"word strings (e.g. [['Sherlock', 'Holmes', 'smiled']]); "
+                f"got {describe(x)}. Split raw text into words first.")
+    rows = []
+    for i, example in enumerate(x):
+        if not isinstance(example, (list, tuple)):
+            raise ValueError(
+                f"{owner}: example {i} of `x` must be a list of word "
+                f"strings; got {describe(example)}.")
+        if example:
+            text_tensor(list(example), owner, f"x[{i}]")
+        rows.append([w.decode("utf-8") if isinstance(w, bytes) else w
+                     for w in example])
+    if any(rows):
+        return tf.ragged.constant(rows, dtype=tf.string, ragged_rank=1)
+    return tf.RaggedTensor.from_row_lengths(tf.constant([], tf.string),
+                                            [0] * len(rows))
+
+
+@register
+class TokenClassifier(Task):
+    """A label per word on any encoder (BERT, RoBERTa, XLM-R, DistilBERT,
+    ALBERT, ELECTRA, DeBERTa-v3): the backbone's `sequence_output` ->
+    dropout -> dense(num_classes) per token, as each family's
+    `*ForTokenClassification` in `transformers`.
+
+    Fit on words and word labels (integer ids, or names when `label_names`
+    is given); the preprocessor (`TokenClassifierPreprocessor`) puts each
+    word's label on its first piece and the loss on those pieces only.
+    `predict_words` gives a label per word; `evaluate_entities` entity-level
+    precision/recall/F1 (CoNLL semantics, `kzoo.metrics.entity_scores`).
+
+    Args:
+        backbone: an encoder backbone.
+        num_classes: number of labels (or None with `label_names`).
+        preprocessor: a `TokenClassifierPreprocessor`, or None to feed
+            input dicts (logits per token).
+        dropout: before the classifier; None: the backbone's dropout
+            (`transformers`' `hidden_dropout_prob`).
+        label_names: the label of each class id ("O", "B-PER", ...).
+        trainable_backbone: False for linear probing: the backbone stays
+            frozen, only the classifier trains.
+
+    Example:
+    ```python
+    tagger = kzoo.TokenClassifier.from_preset(
+        "bert_base", label_names=["O", "B-PER", "I-PER"],
+        sequence_length=64)
+    tagger.fit([["Sherlock", "Holmes", "smiled"]],
+               [["B-PER", "I-PER", "O"]], epochs=3)
+    tagger.predict_words([["Watson", "laughed"]])
+    ```
+    """
+
+    backbone_cls = Backbone
+    preprocessor_cls = TokenClassifierPreprocessor
+    argument_spec = {"dropout": Optional(FRACTION)}
+
+    @classmethod
+    def check_argument_values(cls, values):
+        super().check_argument_values(values)
+        from kzoo.models.task_wiring import SequenceClassifier
+        backbone = values.get("backbone")
+        checked_family_task(cls.__name__, backbone, SequenceClassifier,
+                            "a text classifier")
+        family_packing(cls.__name__, type(backbone))
+
+    def __init__(self, backbone, num_classes=None, preprocessor=None,
+                 dropout=None, label_names=None, trainable_backbone=True,
+                 **kwargs):
+        num_classes, label_names = _check_labels(num_classes, label_names)
+        dropout = backbone.dropout if dropout is None else float(dropout)
+        # === Layers ===
+        dropout_layer = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
+        classifier = keras.layers.Dense(
+            num_classes, kernel_initializer=backbone.kernel_initializer(),
+            dtype=backbone.dtype_policy, name="classifier")
+        # === Functional model ===
+        inputs, backbone_inputs = task_inputs(backbone)
+        sequence = backbone(backbone_inputs)["sequence_output"]
+        logits = classifier(dropout_layer(sequence))  # (batch, seq, classes)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._finish_init(backbone, preprocessor)
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+        self.label_names = label_names
+        self.trainable_backbone = bool(trainable_backbone)
+        backbone.trainable = self.trainable_backbone
+
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        """A `TokenClassifierPreprocessor` packing as the preset's family."""
+        packing = family_packing(cls.__name__, preset_backbone_class(preset))
+        return TokenClassifierPreprocessor.from_preset(
+            preset, **{"packing": packing.__name__, **kwargs})
+
+    def task_config(self):
+        return {"num_classes": self.num_classes, "dropout": self.dropout,
+                "label_names": self.label_names,
+                "trainable_backbone": self.trainable_backbone}
+
+    def default_compile_args(self):
+        return {"optimizer": default_optimizer(learning_rate=5e-5),
+                # Averaged over the labelled pieces (transformers' -100).
+                "loss": token_loss(),
+                "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(
+                    name="accuracy")]}
+
+    # ------------------------------------------------------------------
+    # Word labels
+    # ------------------------------------------------------------------
+    def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                      shuffle=False):
+        if y is not None and not isinstance(x, tf.data.Dataset) and \
+                self.preprocessor is not None:
+            y = self._label_ids(x, y)
+        return super()._make_dataset(x, y, sample_weight, batch_size,
+                                     shuffle)
+
+    def _label_ids(self, x, y):
+        """Word labels (ids or names) -> a ragged int32 tensor, checked
+        against the words: one label per word."""
+        name = type(self).__name__
+        words = words_tensor(x, name)
+        if isinstance(y, (list, tuple)) and y and all(
+                isinstance(v, (str, int, np.integer)) for v in y):
+            y = [y]
+        if not isinstance(y, (list, tuple)) or len(y) != words.nrows():
+            raise ValueError(
+                f"{name}: y must hold one list of word labels per example "
+                f"({int(words.nrows())}); got {describe(y)}.")
+        lookup = {label: i for i, label in enumerate(self.label_names or [])}
+        rows = []
+        for i, (row, count) in enumerate(zip(y, words.row_lengths().numpy())):
+            row = list(row)
+            if len(row) != count:
+                raise ValueError(
+                    f"{name}: example {i} has {count} words but {len(row)} "
+                    f"labels; give one label per word.")
+            ids = []
+            for label in row:
+                if isinstance(label, str):
+                    if label not in lookup:
+                        known = self.label_names or \
+                            "none (pass label_names, or integer labels)"
+                        raise ValueError(
+                            f"{name}: unknown label {label!r} in example {i}"
+                            f"; known: {known}.")
+                    label = lookup[label]
+                label = int(label)
+                if label >= self.num_classes:
+                    raise ValueError(
+                        f"{name}: label {label} in example {i} is out of "
+                        f"range for num_classes={self.num_classes}.")
+                ids.append(label)
+            rows.append(ids)
+        return tf.ragged.constant(rows, dtype=tf.int32, ragged_rank=1) \
+            if any(rows) else tf.RaggedTensor.from_row_lengths(
+                tf.constant([], tf.int32), [0] * len(rows))
+
+    def predict_words(self, words, batch_size=32):
+        """A label per word (the first piece's argmax): label names when
+        the task has `label_names`, else class ids; None for a word the
+        sequence length cut off (or that has no piece)."""
+        if self.preprocessor is None:
+            raise ValueError("predict_words needs the task's preprocessor.")
+        x = words_tensor(words, type(self).__name__)
+        results = []
+        for start in range(0, int(x.nrows()), batch_size):
+            batch = x[start:start + batch_size]
+            inputs, side = self.preprocessor.word_pieces(batch)
+            logits = keras.ops.convert_to_numpy(self.predict_on_batch(
+                {k: keras.ops.convert_to_tensor(v.numpy())
+                 for k, v in inputs.items()}))
+            best = logits.argmax(-1)
+            index = side["word_index"].numpy()
+            first = side["first"].numpy() > 0
+            for row, count in enumerate(batch.row_lengths().numpy()):
+                labels = [None] * int(count)
+                for position in np.flatnonzero(first[row] &
+                                               (index[row] >= 0)):
+                    label = int(best[row, position])
+                    labels[index[row, position]] = (
+                        self.label_names[label] if self.label_names
+                        else label)
+                results.append(labels)
+        return results
+
+    def evaluate_entities(self, words, tags, scheme=None, batch_size=32):
+        """Entity-level precision, recall and F1 of `predict_words` against
+        `tags` (lists of BIO/BIOES label names; needs `label_names`). A
+        word cut off by the sequence length counts as "O"."""
+        from kzoo.metrics import entity_scores
+        if not self.label_names:
+            raise ValueError("evaluate_entities needs label_names (tags "
+                             "such as 'B-PER').")
+        predicted = [[label or "O" for label in row]
+                     for row in self.predict_words(words, batch_size)]
+        return entity_scores(tags, predicted, scheme=scheme)
+
+
+def _check_labels(num_classes, label_names):
+    if label_names is not None:
+        label_names = [str(name) for name in label_names]
+        if len(set(label_names)) != len(label_names) or len(label_names) < 1:
+            raise ValueError(
+                f"TokenClassifier: label_names must be distinct names, one "
+                f"per class; got {label_names!r}.")
+        if num_classes is not None and num_classes != len(label_names):
+            raise ValueError(
+                f"TokenClassifier: num_classes={num_classes} but "
+                f"{len(label_names)} label_names; give one or make them "
+                f"agree.")
+        num_classes = len(label_names)
+    if isinstance(num_classes, bool) or not isinstance(
+            num_classes, (int, np.integer)) or num_classes < 1:
+        raise ValueError(
+            f"TokenClassifier: num_classes must be a positive integer (or "
+            f"pass label_names); got {describe(num_classes)}.")
+    return int(num_classes), label_names
