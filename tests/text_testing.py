@@ -189,6 +189,17 @@ def example_labels(preprocessor_cls, n=len(TEXTS)):
     return np.arange(n, dtype="int32") % 2
 
 
+def per_sequence(inputs):
+    """Model inputs with any leading axes folded into the batch: a
+    multiple-choice preprocessor gives `(batch, choices, seq)`, which its
+    task folds to `(batch * choices, seq)` before the backbone."""
+    def fold(x):
+        shape = tuple(x.shape)
+        return keras.ops.reshape(x, (-1, shape[-1])) if len(shape) > 2 \
+            else x
+    return {k: fold(v) for k, v in inputs.items()}
+
+
 def model_inputs(outputs):
     """The x of a preprocessor's output (a dict, or the first of x, y,
     sample_weight)."""

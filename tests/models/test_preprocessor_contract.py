@@ -18,7 +18,8 @@ from kzoo.models.preprocessor import Preprocessor
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
                           is_backend_tensor, make_preprocessor, make_task,
                           make_task_preprocessor, model_inputs, params,
-                          tasks_using, tiny_backbone, backbone_cls_for)
+                          per_sequence, tasks_using, tiny_backbone,
+                          backbone_cls_for)
 
 PREPROCESSORS = params(Preprocessor)
 
@@ -60,7 +61,9 @@ def test_eager_outputs_are_backend_tensors(preprocessor_cls, built):
     inputs = model_inputs(outputs)
     batch = len(example_texts(preprocessor_cls, 3)[0]) \
         if isinstance(x, tuple) else len(x)
-    assert tuple(padding_mask(inputs).shape) == (batch, SEQUENCE_LENGTH)
+    # (batch, seq), or (batch, choices, seq) for multiple choice.
+    mask_shape = tuple(padding_mask(inputs).shape)
+    assert mask_shape[0] == batch and mask_shape[-1] == SEQUENCE_LENGTH
     for value in keras.tree.flatten(outputs):
         assert value.shape[0] == batch
 
@@ -71,7 +74,8 @@ def test_output_feeds_its_backbone_and_tasks(preprocessor_cls, built):
     inputs = model_inputs(preprocessor(example_texts(preprocessor_cls),
                                        example_labels(preprocessor_cls)))
     backbone = tiny_backbone(backbone_cls_for(preprocessor_cls))
-    outputs = backbone({k: inputs[k] for k in backbone.input_names})
+    folded = per_sequence(inputs)
+    outputs = backbone({k: folded[k] for k in backbone.input_names})
     for value in keras.tree.flatten(outputs):
         assert np.all(np.isfinite(keras.ops.convert_to_numpy(value)))
     for task_cls in tasks_using(preprocessor_cls):
