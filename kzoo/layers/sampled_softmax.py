@@ -1,11 +1,12 @@
 """Sampled softmax (Jean et al., 2015), as ELMo's biLM was trained: in
 training, each token's loss is a softmax over its target and one shared
-sample of negative words (distinct), instead of over the whole vocabulary (793,471
-words for the original: the full softmax would be most of the cost).
+sample of distinct negative words, instead of over the whole vocabulary
+(793,471 words for the original: the full softmax would be most of the
+cost).
 
-The negatives are drawn from the log-uniform (Zipfian)
-distribution P(k) = log((k + 2) / (k + 1)) / log(V + 1), which fits a
-vocabulary sorted by frequency, as ELMo's is; every candidate's logit is
+The negatives are drawn from the log-uniform (Zipfian) distribution
+P(k) = log((k + 2) / (k + 1)) / log(V + 1), which fits a vocabulary
+sorted by frequency, as ELMo's is; every candidate's logit is
 corrected by the log of its expected count in the sample, and a sampled
 word equal to the target is taken out ("accidental hits"). The loss is
 what `tf.nn.sampled_softmax_loss` (the original's) computes on the same

@@ -99,7 +99,7 @@ def test_replaced_token_detection(passages):
     # from 0.69 on every backend and seed tried, the same as in training —
     # on its way to the entropy of the replaced share, ~0.39, and below it
     # only with longer training.)
-    assert after["discriminator_loss"] < 0.9 * before["discriminator_loss"]
+    assert after["discriminator_loss"] < 0.8 * before["discriminator_loss"]
     np.testing.assert_allclose(
         history["loss"][-1], history["generator_loss"][-1]
         + 50.0 * history["discriminator_loss"][-1], rtol=1e-4)

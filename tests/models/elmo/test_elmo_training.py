@@ -25,48 +25,49 @@ def austen_vocabulary(texts, path, size=300):
     return path
 
 
-def test_bilm_perplexity_falls_on_austen(tmp_path):
+def bilm_on_austen(tmp_path, **language_model_arguments):
+    """A small biLM on 64 Austen passages and its 303-word vocabulary, with
+    the texts to train it on."""
     texts = austen_passages(AUSTEN_NOVELS[0], words=16)[:64]
     tokenizer = kzoo.ElmoTokenizer(
         vocabulary=austen_vocabulary(texts, tmp_path / "vocab.txt"))
     task = kzoo.ElmoLanguageModel(
         kzoo.ElmoBackbone(**SMALL),
         preprocessor=kzoo.ElmoLanguageModelPreprocessor(tokenizer,
-                                                        sequence_length=18))
+                                                        sequence_length=18),
+        **language_model_arguments)
     task.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-2))
+    return task, texts
+
+
+def train_and_check_perplexity(task, texts):
+    """Four epochs; both directions' (full-softmax) perplexity must start
+    near uniform over the 303 words and at least halve. Returns the fit
+    history."""
     before = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
-    task.fit(texts, batch_size=16, epochs=4, verbose=0)
+    history = task.fit(texts, batch_size=16, epochs=4, verbose=0).history
     after = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
     for direction in ("forward", "backward"):
         key = f"{direction}_perplexity"
-        # Starts near uniform over the 303 words; must learn a lot.
         assert before[key] > 200, before
         assert after[key] < 0.5 * before[key], (before, after)
+    return history
+
+
+def test_bilm_perplexity_falls_on_austen(tmp_path):
+    train_and_check_perplexity(*bilm_on_austen(tmp_path))
 
 
 def test_bilm_trains_with_a_sampled_softmax(tmp_path):
     # The original's way for large vocabularies: 64 of the 303 words
     # scored per step; evaluation still uses the full softmax.
-    texts = austen_passages(AUSTEN_NOVELS[0], words=16)[:64]
-    tokenizer = kzoo.ElmoTokenizer(
-        vocabulary=austen_vocabulary(texts, tmp_path / "vocab.txt"))
-    task = kzoo.ElmoLanguageModel(
-        kzoo.ElmoBackbone(**SMALL), num_sampled=64, seed=0,
-        preprocessor=kzoo.ElmoLanguageModelPreprocessor(tokenizer,
-                                                        sequence_length=18))
-    task.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-2))
-    before = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
+    task, texts = bilm_on_austen(tmp_path, num_sampled=64, seed=0)
     state = to_numpy(task.candidate_sampler.seed_generator.state)
-    history = task.fit(texts, batch_size=16, epochs=4, verbose=0).history
-    after = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
+    history = train_and_check_perplexity(task, texts)
     assert all(np.isfinite(history["loss"])), history
     # A new draw at every step (the state advances once per step).
     assert not np.array_equal(
         to_numpy(task.candidate_sampler.seed_generator.state), state)
-    for direction in ("forward", "backward"):
-        key = f"{direction}_perplexity"
-        assert before[key] > 200, before
-        assert after[key] < 0.5 * before[key], (before, after)
 
 
 def speech_and_narration(words=16):
