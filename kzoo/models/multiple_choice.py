@@ -138,7 +138,7 @@ class MultipleChoicePreprocessor(Preprocessor):
         self._ensure_setup()
         if not tf.executing_eagerly():
             # In tf.data: the graph traced once per input signature.
-            return self._traced_call()(segments, y, sample_weight)
+            return self.traced()(segments, y, sample_weight)
         return eager_outputs(self.call(segments, y, sample_weight))
 
 

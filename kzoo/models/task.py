@@ -159,27 +159,25 @@ class Task(CheckedArguments, keras.Model):
                 self._check_model_inputs(x)
             return None
         autotune = tf.data.AUTOTUNE
-        preprocessed = False
         if isinstance(x, tf.data.Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError(
                     "Pass labels inside the tf.data.Dataset, not as `y`.")
-            dataset = labels.check_dataset(self, x)
+            dataset = labels.check_dataset(self, x).map(
+                self.preprocessor, num_parallel_calls=autotune)
         else:
             data = keras.utils.pack_x_y_sample_weight(
                 self._text_tensors(x), y, sample_weight)
-            dataset = tf.data.Dataset.from_tensor_slices(data)
-            if not self.preprocessor.draws_per_call:
-                dataset = tf.data.Dataset.from_tensor_slices(
-                    preprocess_once(dataset, self.preprocessor))
-                preprocessed = True
+            dataset = tf.data.Dataset.from_tensor_slices(
+                preprocess_once(tf.data.Dataset.from_tensor_slices(data),
+                                self.preprocessor))
             if shuffle:
                 dataset = dataset.shuffle(
                     int(dataset.cardinality()), reshuffle_each_iteration=True)
             dataset = dataset.batch(batch_size or 32)
-        if not preprocessed:
-            dataset = dataset.map(self.preprocessor,
-                                  num_parallel_calls=autotune)
+            if self.preprocessor.draws_per_call:  # fresh masks per batch
+                dataset = dataset.map(self.preprocessor.traced("draw"),
+                                      num_parallel_calls=autotune)
         return self.adapt_batches(dataset).prefetch(autotune)
 
     def adapt_batches(self, dataset):
@@ -428,15 +426,22 @@ PREPROCESS_CHUNK = 1024
 
 
 def preprocess_once(examples, preprocessor):
-    """In-memory examples (a dataset of raw elements) -> the preprocessor's
-    outputs for all of them, as tf tensors.
+    """In-memory examples (a dataset of raw elements) -> the deterministic
+    part of their preprocessing (`Preprocessor.prepare`: tokenizing,
+    packing), for all of them, as tf tensors.
 
-    A deterministic preprocessor gives the same outputs every epoch, so
-    `fit` runs it once rather than in a `dataset.map` that every epoch's
+    The same text gives the same packed rows every epoch, so `fit` runs
+    that part once rather than in a `dataset.map` that every epoch's
     iterator instantiates anew (seconds per epoch for a tokenizer's graph:
-    most of a small fine-tuning run's time). Outputs are fixed-length
-    rows, so the chunks concatenate.
+    most of a small fine-tuning run's time); what is drawn per batch
+    (masks) stays in the pipeline (`Preprocessor.draw`). Packed rows have
+    a fixed length, so the chunks concatenate.
     """
-    chunks = list(examples.batch(PREPROCESS_CHUNK).map(preprocessor))
+    element = examples.element_spec
+    if isinstance(element, tuple) and len(element) > 1:
+        preprocessor.refuse_labels(element[1], None)
+    prepare = preprocessor.traced("prepare")
+    chunks = list(examples.batch(PREPROCESS_CHUNK).map(
+        lambda *element: prepare(*element)))
     return keras.tree.map_structure(
         lambda *parts: tf.concat(parts, axis=0), *chunks)

@@ -105,7 +105,7 @@ class TokenClassifierPreprocessor(Preprocessor):
         if tf.executing_eagerly():
             return eager_outputs(self.call(words, y, sample_weight))
         # In tf.data: the graph traced once per input signature.
-        return self._traced_call()(words, y, sample_weight)
+        return self.traced()(words, y, sample_weight)
 
     def call(self, x, y=None, sample_weight=None):
         # One example at a time (tf.data's map before batch): its words
