@@ -163,3 +163,24 @@ def check_same_family(owner, backbone, preprocessor):
             f"{type(preprocessor.tokenizer).__name__}. Build it from the "
             f"backbone's preset: {type(preprocessor).__name__}"
             f".from_preset(...).")
+
+
+class EncoderHead:
+    """Mixin for the generic heads (`class TokenClassifier(EncoderHead,
+    Task)`): any encoder backbone whose family packs text as BERT does,
+    with a preprocessor of the same family; `from_preset` checks the
+    preset's family before making the preprocessor."""
+
+    backbone_cls = Backbone
+
+    @classmethod
+    def check_argument_values(cls, values):
+        super().check_argument_values(values)
+        backbone = values.get("backbone")
+        backbone_packing(cls.__name__, backbone)
+        check_same_family(cls.__name__, backbone, values.get("preprocessor"))
+
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        preset_packing(cls.__name__, preset)
+        return super().preprocessor_for(preset, **kwargs)

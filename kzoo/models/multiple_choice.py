@@ -6,10 +6,8 @@ import tensorflow as tf
 from keras import ops
 
 from kzoo.models.arguments import FRACTION, Optional, describe
-from kzoo.models.backbone import Backbone
 from kzoo.models.classification import REGRESSION
-from kzoo.models.family import (backbone_packing, check_same_family,
-                                checked_family_task, preset_packing,
+from kzoo.models.family import (EncoderHead, checked_family_task,
                                 tokenizer_packing)
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.registry import register
@@ -143,7 +141,7 @@ class MultipleChoicePreprocessor(Preprocessor):
 
 
 @register
-class MultipleChoice(Task):
+class MultipleChoice(EncoderHead, Task):
     """One score per candidate answer on any encoder: each (context,
     choice) pair goes through the family's sequence-classifier head with
     one output, as `transformers`' `*ForMultipleChoice`; a softmax over
@@ -173,17 +171,13 @@ class MultipleChoice(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = MultipleChoicePreprocessor
     argument_spec = {"dropout": Optional(FRACTION)}
 
     @classmethod
     def check_argument_values(cls, values):
         super().check_argument_values(values)
-        backbone = values.get("backbone")
-        backbone_packing(cls.__name__, backbone)
-        cls.scorer_class(backbone)
-        check_same_family(cls.__name__, backbone, values.get("preprocessor"))
+        cls.scorer_class(values.get("backbone"))
 
     @classmethod
     def scorer_class(cls, backbone):
@@ -215,11 +209,6 @@ class MultipleChoice(Task):
         self.dropout = scorer.dropout
         self.trainable_backbone = bool(trainable_backbone)
         backbone.trainable = self.trainable_backbone
-
-    @classmethod
-    def preprocessor_for(cls, preset, **kwargs):
-        preset_packing(cls.__name__, preset)
-        return super().preprocessor_for(preset, **kwargs)
 
     def _text_tensors(self, x):
         return self.preprocessor.text_segments(x)

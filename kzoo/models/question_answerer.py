@@ -6,9 +6,7 @@ import tensorflow as tf
 from kzoo import presets
 from kzoo.models.answer_spans import best_answers
 from kzoo.models.arguments import ArgumentError, describe
-from kzoo.models.backbone import Backbone
-from kzoo.models.family import (backbone_packing, check_same_family,
-                                preset_packing)
+from kzoo.models.family import EncoderHead
 from kzoo.models.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
 from kzoo.models.registry import register
@@ -26,7 +24,7 @@ def _are_answers(y):
 
 
 @register
-class QuestionAnswerer(Task):
+class QuestionAnswerer(EncoderHead, Task):
     """A span of the context as the answer: `dense(2)` on every token's
     final hidden state gives start and end logits, as Hugging Face's
     `*ForQuestionAnswering` (`qa_outputs`) for BERT, RoBERTa, XLM-R,
@@ -59,16 +57,7 @@ class QuestionAnswerer(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = QuestionAnswererPreprocessor
-
-    @classmethod
-    def check_argument_values(cls, values):
-        super().check_argument_values(values)
-        backbone = values.get("backbone")
-        backbone_packing(cls.__name__, backbone)
-        check_same_family(cls.__name__, backbone,
-                          values.get("preprocessor"))
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
@@ -209,7 +198,6 @@ class QuestionAnswerer(Task):
         """A `QuestionAnswererPreprocessor` with the preset's tokenizer
         (`sequence_length` from the preset, at most 384 by default)."""
         preset = presets.resolve(preset)
-        preset_packing(cls.__name__, preset)
         if "sequence_length" not in kwargs and preset.has(
                 "preprocessor.json"):
             saved = preset.json("preprocessor.json")
@@ -217,5 +205,5 @@ class QuestionAnswerer(Task):
                 # A backbone preset's 512: SQuAD's rows are 384.
                 kwargs["sequence_length"] = min(
                     int(saved["config"].get("sequence_length", 384)), 384)
-        return QuestionAnswererPreprocessor.from_preset(preset, **kwargs)
+        return super().preprocessor_for(preset, **kwargs)
 

@@ -6,10 +6,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kzoo.models.arguments import FRACTION, ArgumentError, Optional, describe
-from kzoo.models.backbone import Backbone
-from kzoo.models.family import (backbone_packing, check_same_family,
-                                preset_packing, tokenizer_packing)
+from kzoo.models.arguments import FRACTION, Optional, describe
+from kzoo.models.family import EncoderHead, tokenizer_packing
 from kzoo.models.preprocessor import PAD_MARK, Preprocessor
 from kzoo.models.registry import register
 from kzoo.models.task import Task
@@ -264,7 +262,7 @@ def word_label_ids(words, y, owner, label_names=None, num_classes=None):
 
 
 @register
-class TokenClassifier(Task):
+class TokenClassifier(EncoderHead, Task):
     """A label per word on any encoder (BERT, RoBERTa, XLM-R, DistilBERT,
     ALBERT, ELECTRA, DeBERTa-v3): the backbone's `sequence_output` ->
     dropout -> dense(num_classes) per token, as each family's
@@ -298,16 +296,8 @@ class TokenClassifier(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = TokenClassifierPreprocessor
     argument_spec = {"dropout": Optional(FRACTION)}
-
-    @classmethod
-    def check_argument_values(cls, values):
-        super().check_argument_values(values)
-        backbone = values.get("backbone")
-        backbone_packing(cls.__name__, backbone)
-        check_same_family(cls.__name__, backbone, values.get("preprocessor"))
 
     def __init__(self, backbone, num_classes=None, preprocessor=None,
                  dropout=None, label_names=None, trainable_backbone=True,
@@ -332,11 +322,6 @@ class TokenClassifier(Task):
         self.label_names = label_names
         self.trainable_backbone = bool(trainable_backbone)
         backbone.trainable = self.trainable_backbone
-
-    @classmethod
-    def preprocessor_for(cls, preset, **kwargs):
-        preset_packing(cls.__name__, preset)
-        return super().preprocessor_for(preset, **kwargs)
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout,
