@@ -153,9 +153,12 @@ class TinySeq2Seq(keras.Model):
 def tiny_seq2seq(style, seed=0):
     keras.utils.set_random_seed(seed)
     model = TinySeq2Seq(style)
-    model({"encoder_token_ids": np.ones((1, 3), "int32"),
-           "encoder_padding_mask": np.ones((1, 3), "int32"),
-           "decoder_token_ids": np.ones((1, 2), "int32")})
+    # Built on the shapes the eager references below use (3 sources of
+    # at most 7 tokens, LENGTH decoder tokens): jax compiles each eager op
+    # once per shape.
+    model({"encoder_token_ids": np.ones((3, 7), "int32"),
+           "encoder_padding_mask": np.ones((3, 7), "int32"),
+           "decoder_token_ids": np.ones((3, LENGTH), "int32")})
     return model
 
 
@@ -278,7 +281,9 @@ def test_beam_search_finds_a_likelier_sequence_than_greedy(t5):
 
     def log_likelihoods(decoded):
         decoded = np.array(decoded, "int32")
-        logits = to_numpy(t5.decode(decoded[:, :-1], encoder_outputs, mask))
+        # (The last position's logits predict nothing here; decoding the
+        # whole row keeps the shape reference_greedy's ops have.)
+        logits = to_numpy(t5.decode(decoded, encoder_outputs, mask))[:, :-1]
         log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
         return np.take_along_axis(log_probs, decoded[:, 1:, None],
                                   axis=-1).sum(axis=(1, 2))
