@@ -77,8 +77,16 @@ class Preprocessor(keras.layers.Layer):
     max_segments = 1
     # Added to the error for a wrong number of texts per example.
     segments_hint = ""
+    # What x is, in words, for inputs that are not plain texts (a token
+    # classifier's word lists); None: said from min/max_segments.
+    input_description = None
     # False: the preprocessor makes its own labels and refuses any.
     takes_labels = True
+    # True: each call draws anew (masked LM: fresh masks every epoch), so
+    # `fit` runs it on every batch of every epoch. False: the same text
+    # always gives the same outputs, and a task preprocesses in-memory
+    # text once per `fit`/`predict` (`preprocess_once`).
+    draws_per_call = False
 
     def __init__(self, tokenizer, sequence_length, **kwargs):
         super().__init__(**kwargs)
@@ -159,7 +167,9 @@ class Preprocessor(keras.layers.Layer):
 
     def _segments_message(self, count):
         low, high = self.min_segments, self.max_segments
-        if low == high == 1:
+        if self.input_description:
+            wanted = self.input_description
+        elif low == high == 1:
             wanted = "one text per example: a string or a list of strings"
         elif low == high == 2:
             wanted = ("sentence pairs: x = (first_texts, second_texts), a "

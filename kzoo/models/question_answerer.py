@@ -7,8 +7,8 @@ from kzoo import presets
 from kzoo.models.answer_spans import best_answers
 from kzoo.models.arguments import ArgumentError, describe
 from kzoo.models.backbone import Backbone
-from kzoo.models.family import (family_text_preprocessor,
-                                preset_backbone_class, tokenizer_preprocessor)
+from kzoo.models.family import (backbone_packing, check_same_family,
+                                preset_packing)
 from kzoo.models.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
 from kzoo.models.registry import register
@@ -17,13 +17,6 @@ from kzoo.models.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 
 OUTPUTS = ("start_logits", "end_logits")
-
-
-def _packs_pairs(backbone_cls):
-    """Whether the family packs text pairs as BERT does (the QA layout)."""
-    preprocessor = family_text_preprocessor(backbone_cls)
-    return preprocessor is not None and hasattr(preprocessor,
-                                                "separators_between")
 
 
 def _are_answers(y):
@@ -73,23 +66,9 @@ class QuestionAnswerer(Task):
     def check_argument_values(cls, values):
         super().check_argument_values(values)
         backbone = values.get("backbone")
-        if not _packs_pairs(type(backbone)):
-            raise ArgumentError(
-                f"{cls.__name__} needs an encoder backbone whose family "
-                "packs text pairs (BERT, RoBERTa, XLM-R, DistilBERT, "
-                f"ALBERT, ELECTRA, DeBERTa-v3); got {describe(backbone)}.")
-        preprocessor = values.get("preprocessor")
-        if preprocessor is not None:
-            expected = family_text_preprocessor(type(backbone))
-            found = tokenizer_preprocessor(type(preprocessor.tokenizer))
-            if found is not expected:
-                raise ArgumentError(
-                    f"{cls.__name__} on a {type(backbone).__name__} needs "
-                    f"the {expected.tokenizer_cls.__name__} in its "
-                    f"preprocessor; got a "
-                    f"{type(preprocessor.tokenizer).__name__}. Build it "
-                    "from the backbone's preset: "
-                    "QuestionAnswererPreprocessor.from_preset(...).")
+        backbone_packing(cls.__name__, backbone)
+        check_same_family(cls.__name__, backbone,
+                          values.get("preprocessor"))
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
@@ -230,11 +209,7 @@ class QuestionAnswerer(Task):
         """A `QuestionAnswererPreprocessor` with the preset's tokenizer
         (`sequence_length` from the preset, at most 384 by default)."""
         preset = presets.resolve(preset)
-        if not _packs_pairs(preset_backbone_class(preset)):
-            raise ArgumentError(
-                f"{cls.__name__}: preset {preset.name!r} holds a "
-                f"{preset_backbone_class(preset).__name__}, not an encoder "
-                "that packs text pairs.")
+        preset_packing(cls.__name__, preset)
         if "sequence_length" not in kwargs and preset.has(
                 "preprocessor.json"):
             saved = preset.json("preprocessor.json")

@@ -59,6 +59,8 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
     ```
     """
 
+    draws_per_call = True  # fresh masks on every call
+
     argument_spec = {"masking": OneOf(MASKING_MODES, noun="masking mode")}
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
