@@ -21,6 +21,15 @@ import keras  # noqa: E402
 
 import kzoo  # noqa: E402
 
+if keras.backend.backend() == "torch" and "OMP_NUM_THREADS" not in os.environ:
+    # The tests' models are tiny: torch's intra-op threads cannot help
+    # them, and on a busy machine (CI runners, several test runs at once)
+    # threads waiting on each other made eager steps several times slower
+    # (the encoder-decoder generation tests: ~100 s with 2 threads, ~17 s
+    # with 1, load 7 on 2 cores). Set OMP_NUM_THREADS to choose.
+    import torch
+    torch.set_num_threads(1)
+
 from helpers import make_tiny_bert  # noqa: E402
 
 

@@ -96,10 +96,25 @@ class Seq2SeqPreprocessor(Preprocessor):
     def call(self, x, y=None, sample_weight=None):
         inputs, targets = x
         input_ids, single = self._tokenize(inputs)
+        outputs = self.pack_ids(input_ids, self._tokenize(targets)[0])
+        if single:
+            outputs = tf.nest.map_structure(lambda t: t[0], outputs)
+        return outputs
+
+    def pack_ids(self, input_ids, target_ids):
+        """Token ids -> `(x, y, sample_weight)` (TensorFlow tensors), as
+        `call` packs text: ragged `(batch, None)` input and target ids (no
+        special tokens), framed, cut and padded to `sequence_length` /
+        `target_length`.
+
+        For ids made another way, inside `tf.data` too: span corruption's
+        (`kzoo.preprocessing.span_corruption.SpanCorrupter`) for
+        pretraining.
+        """
+        self._ensure_setup()
         token_ids, padding_mask = self._pack_ids(input_ids,
                                                  self.sequence_length)
-        labels, label_mask = self._pack_ids(self._tokenize(targets)[0],
-                                            self.target_length)
+        labels, label_mask = self._pack_ids(target_ids, self.target_length)
         batch = tf.shape(labels)[0]
         # Teacher forcing: the decoder reads the labels shifted right.
         decoder_ids = tf.concat(
@@ -112,8 +127,6 @@ class Seq2SeqPreprocessor(Preprocessor):
                     "decoder_token_ids": decoder_ids,
                     "decoder_padding_mask": decoder_mask},
                    labels, label_mask)
-        if single:
-            outputs = tf.nest.map_structure(lambda t: t[0], outputs)
         return outputs
 
     # ------------------------------------------------------------------

@@ -211,6 +211,10 @@ class Task(CheckedArguments, keras.Model):
                                  batch_size, kwargs)
         with labels.reraise_label_errors():
             if dataset is None:
+                if isinstance(x, tf.data.Dataset):
+                    # Already batched (pretraining batches, e.g.): the
+                    # user's to shuffle; Keras warns on shuffle=True.
+                    shuffle = False
                 return super().fit(x, y, batch_size=batch_size,
                                    sample_weight=sample_weight,
                                    validation_data=validation_data,

@@ -22,9 +22,18 @@ length that results (512 -> 568 raw tokens, targets of 114).
 
 Family-independent: the sentinel ids are an argument (T5's tokenizer
 gives them with `sentinel_id`).
+
+Two implementations of the same rule: the numpy functions below (one
+example, a `np.random.Generator`), and `SpanCorrupter`, in TensorFlow ops
+for `tf.data` pipelines (pretraining), whose randomness comes from one
+`tf.random.Generator` so every pass over a dataset draws fresh spans (see
+`kzoo.preprocessing.masking` for why not TensorFlow's stateful ops).
 """
 
+import random
+
 import numpy as np
+import tensorflow as tf
 
 
 def random_spans_noise_mask(length, rng, noise_density=0.15,
@@ -115,3 +124,122 @@ def corrupt_spans(token_ids, noise_mask, sentinel_ids, end_token_id):
         return np.append(out[~(mask & previous)], end_token_id)
 
     return replace(noise_mask), replace(~noise_mask)
+
+
+class SpanCorrupter:
+    """Span corruption in TensorFlow ops: token ids -> `(inputs,
+    targets)`, each noise span of the input (and each kept span of the
+    target) replaced by the next sentinel, as `corrupt_spans` does with a
+    `random_spans_noise_mask`. Runs inside `tf.data.Dataset.map`.
+
+    Args:
+        sentinel_ids: the sentinels' ids, the first span's first (T5:
+            `[tokenizer.sentinel_id(i) for i in range(100)]`).
+        noise_density, mean_noise_span_length: as the original (0.15, 3).
+        end_token_id: appended to both outputs; None appends nothing
+            (`Seq2SeqPreprocessor.pack_ids` appends the end token itself).
+        seed: seed of the spans; default: drawn from Python's `random` (so
+            `keras.utils.set_random_seed` makes them reproducible).
+
+    Call it on `(length,)` ids (one example) or a `(batch, None)` ragged
+    batch; outputs are of the same kind. Give it chunks of at most
+    `span_corruption_lengths(inputs_length)[0]` tokens so inputs fit.
+
+    Example:
+    ```python
+    tokenizer = kzoo.T5Tokenizer.from_preset("t5_small_multi")
+    corrupter = SpanCorrupter([tokenizer.sentinel_id(i) for i in range(100)])
+    inputs, targets = corrupter(tokenizer.tokenize_tf(["Thank you for ..."]))
+    ```
+    """
+
+    def __init__(self, sentinel_ids, noise_density=0.15,
+                 mean_noise_span_length=3.0, end_token_id=None, seed=None):
+        if not 0.0 < float(noise_density) < 1.0:
+            raise ValueError(f"noise_density must be in (0, 1); got "
+                             f"{noise_density!r}.")
+        if not float(mean_noise_span_length) >= 1.0:
+            raise ValueError(f"mean_noise_span_length must be >= 1; got "
+                             f"{mean_noise_span_length!r}.")
+        self.sentinel_ids = [int(i) for i in sentinel_ids]
+        if not self.sentinel_ids:
+            raise ValueError("SpanCorrupter needs at least one sentinel id.")
+        self.noise_density = float(noise_density)
+        self.mean_noise_span_length = float(mean_noise_span_length)
+        self.end_token_id = None if end_token_id is None else int(
+            end_token_id)
+        if seed is None:
+            seed = random.getrandbits(63)
+        # On the CPU, where tf.data runs, whatever devices TensorFlow sees.
+        with tf.device("/CPU:0"):
+            self.generator = tf.random.Generator.from_seed(int(seed))
+
+    def __call__(self, token_ids):
+        if isinstance(token_ids, tf.RaggedTensor):
+            spec = tf.RaggedTensorSpec([None], token_ids.dtype, 0,
+                                       token_ids.row_splits.dtype)
+            return tf.map_fn(self.corrupt, token_ids,
+                             fn_output_signature=(spec, spec))
+        token_ids = tf.convert_to_tensor(token_ids)
+        if token_ids.shape.rank == 2:  # a dense batch: rows of one length
+            return self(tf.RaggedTensor.from_tensor(token_ids))
+        return self.corrupt(token_ids)
+
+    # One example -------------------------------------------------------
+    def noise_mask(self, length):
+        """`random_spans_noise_mask` for a scalar `length`: a bool
+        `(length,)` mask, True at noise tokens."""
+        original_length = length
+        length = tf.maximum(length, 2)
+        # Python's round (half to even), in float64, as the original.
+        num_noise = tf.cast(tf.round(tf.cast(length, tf.float64) *
+                                     self.noise_density), tf.int32)
+        num_noise = tf.clip_by_value(num_noise, 1, length - 1)
+        num_spans = tf.maximum(tf.cast(tf.round(
+            tf.cast(num_noise, tf.float64) / self.mean_noise_span_length),
+            tf.int32), 1)
+        noise_lengths = self._segmentation(num_noise, num_spans)
+        nonnoise_lengths = self._segmentation(length - num_noise, num_spans)
+        interleaved = tf.reshape(tf.stack([nonnoise_lengths, noise_lengths],
+                                          axis=1), [-1])
+        span_starts = tf.cumsum(interleaved)[:-1]
+        indicator = tf.scatter_nd(span_starts[:, tf.newaxis],
+                                  tf.ones_like(span_starts), [length])
+        is_noise = tf.cumsum(indicator) % 2 == 1
+        return is_noise[:original_length]
+
+    def _segmentation(self, num_items, num_segments):
+        # `num_segments` non-empty segments of `num_items`: a uniformly
+        # random choice of which of the `num_items - 1` gaps start one.
+        order = tf.argsort(self.generator.uniform([num_items - 1]))
+        starts = tf.cast(order < num_segments - 1, tf.int32)
+        segment_id = tf.cumsum(tf.concat([[0], starts], axis=0))
+        return tf.math.bincount(segment_id, minlength=num_segments,
+                                maxlength=num_segments, dtype=tf.int32)
+
+    def corrupt(self, token_ids):
+        """One example's `(inputs, targets)`."""
+        token_ids = tf.convert_to_tensor(token_ids)
+        noise = self.noise_mask(tf.size(token_ids))
+        return self._replace(token_ids, noise), \
+            self._replace(token_ids, ~noise)
+
+    def _replace(self, token_ids, mask):
+        previous = tf.concat([[False], mask[:-1]], axis=0)
+        first = mask & ~previous
+        span_index = tf.cumsum(tf.cast(first, tf.int32)) - 1
+        sentinels = tf.constant(self.sentinel_ids, token_ids.dtype)
+        check = tf.debugging.assert_less_equal(
+            tf.reduce_sum(tf.cast(first, tf.int32)),
+            len(self.sentinel_ids), message=(
+                f"more spans than the {len(self.sentinel_ids)} sentinels; "
+                "corrupt shorter chunks (span_corruption_lengths)"))
+        with tf.control_dependencies([check]):
+            out = tf.where(first, tf.gather(sentinels,
+                                            tf.maximum(span_index, 0)),
+                           token_ids)
+        out = tf.boolean_mask(out, ~(mask & previous))
+        if self.end_token_id is not None:
+            out = tf.concat([out, tf.constant([self.end_token_id],
+                                              token_ids.dtype)], axis=0)
+        return out

@@ -153,9 +153,12 @@ class TinySeq2Seq(keras.Model):
 def tiny_seq2seq(style, seed=0):
     keras.utils.set_random_seed(seed)
     model = TinySeq2Seq(style)
-    model({"encoder_token_ids": np.ones((1, 3), "int32"),
-           "encoder_padding_mask": np.ones((1, 3), "int32"),
-           "decoder_token_ids": np.ones((1, 2), "int32")})
+    # Built on the shapes the eager references below use (3 sources of
+    # at most 7 tokens, LENGTH decoder tokens): jax compiles each eager op
+    # once per shape.
+    model({"encoder_token_ids": np.ones((3, 7), "int32"),
+           "encoder_padding_mask": np.ones((3, 7), "int32"),
+           "decoder_token_ids": np.ones((3, LENGTH), "int32")})
     return model
 
 
@@ -180,6 +183,14 @@ def t5():
     return shared_model("t5")
 
 
+# Most tests decode to one length (the start token and 7 new tokens), so
+# they share compiled programs: a program is built per sampler, stop
+# tokens, cache use and shape (see kzoo.generation.generate), and building
+# one costs seconds where running it costs milliseconds.
+NEW_TOKENS = 7
+LENGTH = 1 + NEW_TOKENS
+
+
 def sources(lengths=(3, 7, 5), seed=0):
     rng = np.random.default_rng(seed)
     return [rng.integers(2, VOCAB, n).tolist() for n in lengths]
@@ -189,21 +200,29 @@ def to_numpy(x):
     return np.asarray(ops.convert_to_numpy(x))
 
 
-def reference_greedy(model, inputs, new_tokens):
-    """Greedy decoding the slow way, eagerly: the encoder on inputs padded
-    to their longest (not to the generate loop's power of two), then the
-    whole decoder again for every new token."""
+def padded_sources(inputs):
+    """`(token_ids, padding_mask)` of id lists padded to their longest (not
+    to the generate loop's power of two)."""
     width = max(len(s) for s in inputs)
     token_ids = np.zeros((len(inputs), width), "int32")
     mask = np.zeros((len(inputs), width), "int32")
     for i, s in enumerate(inputs):
         token_ids[i, :len(s)], mask[i, :len(s)] = s, 1
+    return token_ids, mask
+
+
+def reference_greedy(model, inputs, new_tokens):
+    """Greedy decoding the slow way, eagerly: the encoder on inputs padded
+    to their longest, then the whole decoder again for every new token.
+    The decoder always reads the full width (tokens not yet decoded are
+    placeholders that the causal mask hides from earlier positions): one
+    shape, so jax compiles its eager ops once, not once per length."""
+    token_ids, mask = padded_sources(inputs)
     encoder_outputs = model.encode(token_ids, mask)
-    decoded = np.full((len(inputs), 1), START, "int32")
-    for _ in range(new_tokens):
+    decoded = np.full((len(inputs), 1 + new_tokens), START, "int32")
+    for i in range(new_tokens):
         logits = to_numpy(model.decode(decoded, encoder_outputs, mask))
-        next_tokens = logits[:, -1].argmax(-1).astype("int32")
-        decoded = np.concatenate([decoded, next_tokens[:, None]], axis=1)
+        decoded[:, i + 1] = logits[:, i].argmax(-1)
     return decoded.tolist()
 
 
@@ -212,18 +231,21 @@ def reference_greedy(model, inputs, new_tokens):
 # ----------------------------------------------------------------------
 def test_cached_greedy_equals_rerunning_the_decoder(model):
     inputs = sources()
-    cached = model.generate(inputs, max_new_tokens=6, stop_token_ids=None)
-    assert cached == reference_greedy(model, inputs, 6)
+    cached = model.generate(inputs, max_new_tokens=NEW_TOKENS,
+                            stop_token_ids=None)
+    assert cached == reference_greedy(model, inputs, NEW_TOKENS)
     assert len({tuple(c) for c in cached}) == 3  # not degenerate
-    uncached = model.generate(inputs, max_new_tokens=6, stop_token_ids=None,
-                              use_cache=False)
+    uncached = model.generate(inputs, max_new_tokens=NEW_TOKENS,
+                              stop_token_ids=None, use_cache=False)
     assert uncached == cached
 
 
 def test_beam_search_with_one_beam_is_greedy(model):
     inputs = sources()
-    greedy = model.generate(inputs, max_new_tokens=6, stop_token_ids=None)
-    beam = model.generate(inputs, max_new_tokens=6, stop_token_ids=None,
+    greedy = model.generate(inputs, max_new_tokens=NEW_TOKENS,
+                            stop_token_ids=None)
+    beam = model.generate(inputs, max_new_tokens=NEW_TOKENS,
+                          stop_token_ids=None,
                           sampler=BeamSampler(num_beams=1))
     assert beam == greedy
 
@@ -233,33 +255,39 @@ def test_beam_search_with_one_beam_is_greedy(model):
     ids=["top_k", "top_p", "beam"])
 def test_every_sampler_cached_equals_uncached(t5, sampler):
     inputs = sources()
-    cached = t5.generate(inputs, max_new_tokens=6, sampler=sampler, seed=5,
-                         stop_token_ids=None)
-    uncached = t5.generate(inputs, max_new_tokens=6, sampler=sampler, seed=5,
-                           stop_token_ids=None, use_cache=False)
+    cached = t5.generate(inputs, max_new_tokens=NEW_TOKENS, sampler=sampler,
+                         seed=5, stop_token_ids=None)
+    uncached = t5.generate(inputs, max_new_tokens=NEW_TOKENS, sampler=sampler,
+                           seed=5, stop_token_ids=None, use_cache=False)
     assert cached == uncached
-    again = t5.generate(inputs, max_new_tokens=6, sampler=sampler, seed=5,
-                        stop_token_ids=None)
+    again = t5.generate(inputs, max_new_tokens=NEW_TOKENS, sampler=sampler,
+                        seed=5, stop_token_ids=None)
     assert again == cached  # seeded: reproducible
 
 
 def test_beam_search_finds_a_likelier_sequence_than_greedy(t5):
     # Scored by the model itself (summed log-probabilities of the new
-    # tokens): the best of 4 beams is at least as likely as greedy.
+    # tokens): the best of 3 beams is at least as likely as greedy. With
+    # no stop token every beam has the same length, so the length penalty
+    # does not reorder them (and the sampler is the one the test above
+    # compiled).
     inputs = sources()
-    greedy = t5.generate(inputs, max_new_tokens=6, stop_token_ids=None)
-    beam = t5.generate(inputs, max_new_tokens=6, stop_token_ids=None,
-                       sampler=BeamSampler(num_beams=4, length_penalty=0.0))
+    greedy = t5.generate(inputs, max_new_tokens=NEW_TOKENS,
+                         stop_token_ids=None)
+    beam = t5.generate(inputs, max_new_tokens=NEW_TOKENS,
+                       stop_token_ids=None, sampler=BeamSampler(num_beams=3))
+    token_ids, mask = padded_sources(inputs)
+    encoder_outputs = t5.encode(token_ids, mask)
 
-    def log_likelihood(source, decoded):
-        mask = np.ones((1, len(source)), "int32")
-        encoder_outputs = t5.encode(np.array([source], "int32"), mask)
-        logits = to_numpy(t5.decode(np.array([decoded[:-1]], "int32"),
-                                    encoder_outputs, mask))[0]
+    def log_likelihoods(decoded):
+        decoded = np.array(decoded, "int32")
+        # (The last position's logits predict nothing here; decoding the
+        # whole row keeps the shape reference_greedy's ops have.)
+        logits = to_numpy(t5.decode(decoded, encoder_outputs, mask))[:, :-1]
         log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-        return sum(log_probs[i, t] for i, t in enumerate(decoded[1:]))
-    for source, g, b in zip(inputs, greedy, beam):
-        assert log_likelihood(source, b) >= log_likelihood(source, g) - 1e-4
+        return np.take_along_axis(log_probs, decoded[:, 1:, None],
+                                  axis=-1).sum(axis=(1, 2))
+    assert np.all(log_likelihoods(beam) >= log_likelihoods(greedy) - 1e-4)
 
 
 def test_forced_decoder_prompts_of_different_lengths(t5):
@@ -271,10 +299,14 @@ def test_forced_decoder_prompts_of_different_lengths(t5):
     assert [len(o) for o in out] == [6, 8, 7]
     assert out == t5.generate(inputs, max_new_tokens=5, use_cache=False,
                               decoder_prompts=prompts, stop_token_ids=None)
-    # Each row alone gives what it gave in the batch.
+    # Each row alone gives what it gave in the batch. (Decoded alone to
+    # the batch's length, LENGTH, so the three share one program: greedy
+    # is causal, the extra tokens only follow.)
     for source, prompt, expected in zip(inputs, prompts, out):
-        assert t5.generate(source, max_new_tokens=5, decoder_prompts=prompt,
-                           stop_token_ids=None) == expected
+        alone = t5.generate(source, max_length=LENGTH, decoder_prompts=prompt,
+                            stop_token_ids=None)
+        assert len(alone) == LENGTH
+        assert alone[:len(expected)] == expected
 
 
 # ----------------------------------------------------------------------
@@ -282,14 +314,14 @@ def test_forced_decoder_prompts_of_different_lengths(t5):
 # ----------------------------------------------------------------------
 def test_stop_tokens_dicts_and_strip_prompt(t5):
     inputs = sources()
-    free = t5.generate(inputs, max_length=7, stop_token_ids=None)
+    free = t5.generate(inputs, max_length=LENGTH, stop_token_ids=None)
     stop = free[1][4]
-    stopped = t5.generate(inputs, max_length=7, stop_token_ids=[stop])
+    stopped = t5.generate(inputs, max_length=LENGTH, stop_token_ids=[stop])
     for ids, full in zip(stopped, free):
         new = full[1:]
         cut = new.index(stop) + 1 if stop in new else len(new)
         assert ids == [START] + new[:cut]
-    stripped = t5.generate(inputs, max_length=7, stop_token_ids=[stop],
+    stripped = t5.generate(inputs, max_length=LENGTH, stop_token_ids=[stop],
                            strip_prompt=True)
     assert [[START] + s for s in stripped] == stopped
     width = max(len(s) for s in inputs)
@@ -298,7 +330,7 @@ def test_stop_tokens_dicts_and_strip_prompt(t5):
     for i, s in enumerate(inputs):
         token_ids[i, :len(s)], padding_mask[i, :len(s)] = s, True
     out = t5.generate({"token_ids": token_ids, "padding_mask": padding_mask},
-                      max_length=7, stop_token_ids=None)
+                      max_length=LENGTH, stop_token_ids=None)
     assert [row[mask].tolist() for row, mask in
             zip(out["token_ids"], out["padding_mask"])] == free
 

@@ -86,3 +86,79 @@ def test_sentinel_order_and_reconstruction(tokenizer, examples):
             rebuilt.extend(pieces[t] if t in pieces else [t])
         np.testing.assert_array_equal(rebuilt, tokens)
         assert tokenizer.detokenize(rebuilt) == tokenizer.detokenize(tokens)
+
+
+# ----------------------------------------------------------------------
+# SpanCorrupter: the same rule in TensorFlow ops, for tf.data
+# ----------------------------------------------------------------------
+def _corrupter(tokenizer, **kwargs):
+    from kzoo.preprocessing import SpanCorrupter
+    return SpanCorrupter([tokenizer.sentinel_id(i) for i in range(100)],
+                         **kwargs)
+
+
+def test_tf_masks_have_the_originals_counts(tokenizer):
+    # The counts are fixed by the length (the draws only place them):
+    # the same as the numpy version's for every length, 1 and 2 included.
+    import tensorflow as tf
+    corrupter = _corrupter(tokenizer, seed=0)
+    rng = np.random.default_rng(0)
+    for length in (1, 2, 3, 7, 20, 141, 568):
+        ours = corrupter.noise_mask(tf.constant(length)).numpy()
+        theirs = random_spans_noise_mask(length, rng)
+        assert ours.shape == (length,)
+        assert ours.sum() == theirs.sum()
+        assert len(_spans(ours)) == len(_spans(theirs))
+        assert length < 2 or not ours[0]
+
+
+def test_tf_corruption_equals_numpy_on_its_mask(tokenizer, examples):
+    import tensorflow as tf
+    corrupter = _corrupter(tokenizer, seed=1,
+                           end_token_id=tokenizer.end_token_id)
+    sentinels = [tokenizer.sentinel_id(i) for i in range(100)]
+    masks = set()
+    for tokens in examples[:4]:
+        mask = corrupter.noise_mask(tf.size(tokens))
+        masks.add(tuple(mask.numpy()))
+        ids = tf.constant(tokens, tf.int32)
+        inputs = corrupter._replace(ids, mask).numpy()
+        targets = corrupter._replace(ids, ~mask).numpy()
+        expected = corrupt_spans(tokens, mask.numpy(), sentinels,
+                                 tokenizer.end_token_id)
+        np.testing.assert_array_equal(inputs, expected[0])
+        np.testing.assert_array_equal(targets, expected[1])
+        assert (len(inputs), len(targets)) == (512, 114)
+    assert len(masks) == 4  # fresh draws
+
+
+def test_tf_corrupter_in_tf_data_draws_afresh_each_pass(tokenizer):
+    import tensorflow as tf
+    corrupter = _corrupter(tokenizer, seed=2)
+    ids = np.arange(3, 3 + 4 * 40).reshape(4, 40).astype("int32")
+    dataset = tf.data.Dataset.from_tensor_slices(ids).batch(2).map(
+        lambda batch: corrupter(tf.RaggedTensor.from_tensor(batch)))
+    passes = [[tuple(x.numpy()) for inputs, _ in dataset for x in inputs]
+              for _ in range(2)]
+    assert len(passes[0]) == 4 and passes[0] != passes[1]
+    # One example (rank 1) works too, and a dense batch.
+    inputs, targets = corrupter(ids[0])
+    assert inputs.shape.rank == 1 and targets.shape.rank == 1
+    inputs, _ = corrupter(ids)
+    assert isinstance(inputs, tf.RaggedTensor) and inputs.nrows() == 4
+
+
+def test_tf_corrupter_refuses_bad_settings(tokenizer):
+    import tensorflow as tf
+    from kzoo.preprocessing import SpanCorrupter
+    with pytest.raises(ValueError, match="noise_density must be in"):
+        _corrupter(tokenizer, noise_density=1.5)
+    with pytest.raises(ValueError, match="mean_noise_span_length must be"):
+        _corrupter(tokenizer, mean_noise_span_length=0)
+    with pytest.raises(ValueError, match="at least one sentinel"):
+        SpanCorrupter([])
+    # More spans than sentinels: said, not an index error.
+    few = SpanCorrupter([7, 8], mean_noise_span_length=1.0, seed=0)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="more spans than the 2 sentinels"):
+        few(np.arange(3, 103, dtype="int32"))

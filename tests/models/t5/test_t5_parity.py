@@ -1,6 +1,7 @@
 """kzoo's T5 against `transformers`' on random checkpoints (a v1.0 and a
 v1.1 config): LM logits, encoder outputs (`T5EncoderModel`), conversion
-HF -> kzoo -> HF bit-exact, greedy generation token-identical."""
+HF -> kzoo -> HF bit-exact, greedy generation token-identical (a short
+check by default; the long one is `large`)."""
 
 import copy
 
@@ -106,12 +107,30 @@ def _greedy_reference(hf_model, sources, new_tokens):
     return expected
 
 
+def _random_sources(name, lengths, seed=7):
+    rng = np.random.default_rng(seed)
+    vocabulary_size = HF_CONFIGS[name]["vocab_size"]
+    return [rng.integers(2, vocabulary_size, n).tolist() + [1]
+            for n in lengths]
+
+
+# The default run decodes a few tokens with the smallest config (its
+# decoder is the shallower); `test_greedy_matches_transformers` below
+# decodes longer, on both configs, cached and uncached (30-45 s each).
+@pytest.mark.parametrize("pair", ["v1_1"], indirect=True)
+def test_short_greedy_matches_transformers(pair):
+    name, hf_model, _, lm = pair
+    sources = _random_sources(name, (4, 9))
+    expected = _greedy_reference(hf_model, sources, 5)
+    got = lm.generate(sources, max_new_tokens=5, stop_token_ids=None)
+    assert got == expected
+    assert len({tuple(ids) for ids in got}) == len(got)  # not degenerate
+
+
+@pytest.mark.large
 def test_greedy_matches_transformers(pair):
     name, hf_model, _, lm = pair
-    rng = np.random.default_rng(7)
-    vocabulary_size = HF_CONFIGS[name]["vocab_size"]
-    sources = [rng.integers(2, vocabulary_size, n).tolist() + [1]
-               for n in (4, 13, 8)]
+    sources = _random_sources(name, (4, 13, 8))
     expected = _greedy_reference(hf_model, sources, 12)
     got = lm.generate(sources, max_new_tokens=12, stop_token_ids=None)
     assert got == expected
