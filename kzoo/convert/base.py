@@ -489,7 +489,7 @@ class Converter:
         name = type(model).__name__
         if name == "MultipleChoice":
             specs += self.multiple_choice_specs(model.scorer, hf_config)
-        elif name in GENERIC_HEADS:
+        elif name in GENERIC_SPEC_HEADS:
             specs += generic_head_specs(model)
         elif not _is_backbone(model):
             specs += self.head_specs(model, name, hf_config)
@@ -646,7 +646,7 @@ class Converter:
 
 # kzoo's generic tasks whose head every family's Hugging Face task model
 # names alike (MultipleChoice's is family-specific: multiple_choice_specs).
-GENERIC_HEADS = ("QuestionAnswerer", "TokenClassifier")
+GENERIC_SPEC_HEADS = ("QuestionAnswerer", "TokenClassifier")
 
 
 def generic_head_specs(model):
