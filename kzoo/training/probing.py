@@ -43,13 +43,19 @@ def hidden_states(backbone):
     being the backbone's `sequence_output` itself.
 
     A layer's state is the input of its block's call, as `transformers`
-    collects them; the top state is the sequence output (after a final
+    collects them (in a post-LayerNorm encoder, the previous block's
+    output); the top state is the sequence output (after a final
     LayerNorm where the family has one, as `transformers` does). A block
     layer called several times (ALBERT's shared block) gives one state per
     call; where each of the `num_layers` layers runs `k` blocks in turn
     (ALBERT's inner groups), every k-th call starts a layer.
     """
+    from kzoo.models.backbone import Backbone
     name = type(backbone).__name__
+    if not isinstance(backbone, Backbone):
+        hint = (" Pass its `.backbone`." if isinstance(
+            getattr(backbone, "backbone", None), Backbone) else "")
+        raise TypeError(f"Probing takes a kzoo Backbone; got {name}.{hint}")
     sequence_output = _sequence_output(backbone)
     calls = _block_calls(backbone)
     if not calls:
@@ -117,6 +123,8 @@ def _block_calls(backbone):
     order the graph runs them."""
     # Imported here: kzoo.models imports kzoo.training.
     from kzoo.models.backbone import _BLOCK_NAME
+    # Keras' functional graph, as `map_graph` ordered it when the backbone
+    # was built (the public API lists layers, not the calls of each).
     by_depth = backbone._nodes_by_depth  # depth 0: the outputs' nodes
     nodes = [node for depth in sorted(by_depth, reverse=True)
              for node in by_depth[depth]]
@@ -250,6 +258,8 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
             "probe_layers: y holds a single class (0); a probe needs at "
             "least two classes, numbered 0, 1, ...")
     model = _feature_model(backbone, pooling)
+    if preprocessor is not None:
+        backbone.check_preprocessor(preprocessor, owner="probe_layers")
     validation = None
     if validation_data is not None:
         if not isinstance(validation_data, (tuple, list)) or \

@@ -192,6 +192,14 @@ def test_bad_input_is_explained(preprocessor):
         probe_layers(backbone, None, x, y)
     with pytest.raises(ValueError, match="single class"):
         probe_layers(backbone, preprocessor, x, np.zeros(8, "int32"))
+    classifier = kzoo.BertTextClassifier(backbone, num_classes=2,
+                                         preprocessor=None)
+    with pytest.raises(TypeError, match=r"Pass its `\.backbone`"):
+        probe_layers(classifier, preprocessor, x, y)
+    awd_lstm = kzoo.AwdLstmBackbone(vocabulary_size=VOCAB, embedding_dim=6,
+                                    lstm_dim=8, num_layers=2)
+    with pytest.raises(ValueError, match="do not form one stack"):
+        hidden_states_model(awd_lstm)
     t5 = kzoo.T5Backbone(vocabulary_size=VOCAB, num_layers=1, num_heads=2,
                          hidden_dim=8, intermediate_dim=8)
     with pytest.raises(ValueError, match="no `sequence_output`"):
