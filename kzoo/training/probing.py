@@ -21,7 +21,7 @@ results = kzoo.training.probe_layers(
     backbone, preprocessor, train_texts, train_labels,
     validation_data=(val_texts, val_labels), pooling="mean", epochs=20)
 for result in results:
-    print(result)  # layer 0 (embeddings): train 0.71, validation 0.69 ...
+    print(result)  # embeddings: train 0.712, validation 0.690 ...
 ```
 """
 
@@ -230,7 +230,9 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
         x: texts (a list; a tuple of lists for pairs) or an input dict.
         y: integer class ids, one per example (sentence-level labels).
         validation_data: `(x_val, y_val)`, or None.
-        pooling: "cls" (first token) or "mean" (real tokens' mean).
+        pooling: "cls" (first token) or "mean" (real tokens' mean). A
+            left-to-right model's (GPT-2's) first token has seen nothing
+            else: use "mean" there.
         epochs, batch_size, learning_rate: of each probe's training.
         standardize: scale each feature to zero mean and unit variance
             (training statistics) before the probe: still a linear probe,
