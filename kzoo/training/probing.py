@@ -31,7 +31,8 @@ import keras
 import numpy as np
 
 
-PROBE_POOLING = ("cls", "mean")
+# "token": no pooling, one example per labelled token (token-level probes).
+PROBE_POOLING = ("cls", "mean", "token")
 
 
 # ----------------------------------------------------------------------
@@ -170,12 +171,16 @@ def layer_features(backbone, preprocessor, x, pooling="cls", batch_size=32):
     pairs), or, with `preprocessor=None`, the backbone's input dict.
     `pooling`: "cls" (the first token) or "mean" (over real tokens).
     """
+    if pooling == "token":
+        raise ValueError("layer_features pools a vector per example; for "
+                         "token-level features use hidden_states_model.")
     return _run_features(_feature_model(backbone, pooling), backbone,
-                         preprocessor, x, batch_size)
+                         preprocessor, x, batch_size)[0]
 
 
 def _feature_model(backbone, pooling):
-    """backbone inputs -> every layer's pooled `(batch, hidden)` state."""
+    """backbone inputs -> every layer's pooled `(batch, hidden)` state
+    (`(batch, seq, hidden)` for "token")."""
     if pooling not in PROBE_POOLING:
         raise ValueError(f"pooling must be one of {PROBE_POOLING}; got "
                          f"{pooling!r}.")
@@ -183,6 +188,8 @@ def _feature_model(backbone, pooling):
         raise ValueError(
             f"{type(backbone).__name__} takes no `padding_mask`, so its "
             "real tokens cannot be told from padding for pooling.")
+    if pooling == "token":
+        return hidden_states_model(backbone)
     from kzoo.models.bert.text_embedder import TokenPooling
     pool = TokenPooling(pooling, name="probe_pooling")
     mask = backbone.input["padding_mask"]
@@ -192,8 +199,13 @@ def _feature_model(backbone, pooling):
         name=f"{backbone.name}_layer_features")
 
 
-def _run_features(model, backbone, preprocessor, x, batch_size):
+def _run_features(model, backbone, preprocessor, x, batch_size,
+                  token_labels=None):
+    """Every layer's features of `x`, and with `token_labels` (`(examples,
+    seq)`, negative: no label) the labelled real tokens' features and
+    labels, in order."""
     features = [[] for _ in model.outputs]
+    kept_labels = []
     count = _num_examples(x, preprocessor)
     for start in range(0, count, batch_size):
         batch = _slice(x, start, start + batch_size)
@@ -202,6 +214,18 @@ def _run_features(model, backbone, preprocessor, x, batch_size):
         batch = {name: np.asarray(value) for name, value in batch.items()}
         backbone.check_inputs(batch)
         rows = len(batch["padding_mask"])
+        keep = None
+        if token_labels is not None:
+            labels = token_labels[start:start + rows]
+            if labels.shape != batch["padding_mask"].shape:
+                raise ValueError(
+                    "probe_layers: token labels must have the shape of the "
+                    f"preprocessed inputs, {batch['padding_mask'].shape} "
+                    f"for examples {start}..{start + rows - 1}; got "
+                    f"{labels.shape}. Label every position of the packed "
+                    "sequence (-1 where there is no label).")
+            keep = (labels >= 0) & (batch["padding_mask"] > 0)
+            kept_labels.append(labels[keep])
         if start and rows < batch_size:
             # The last, short batch padded with copies of its first row:
             # one batch shape, so one compiled function (jax, tf).
@@ -209,8 +233,10 @@ def _run_features(model, backbone, preprocessor, x, batch_size):
                 [value, np.repeat(value[:1], batch_size - rows, axis=0)])
                 for name, value in batch.items()}
         for layer, values in enumerate(model.predict_on_batch(batch)):
-            features[layer].append(np.asarray(values, "float32")[:rows])
-    return [np.concatenate(layer) for layer in features]
+            values = np.asarray(values, "float32")[:rows]
+            features[layer].append(values if keep is None else values[keep])
+    return ([np.concatenate(layer) for layer in features],
+            np.concatenate(kept_labels) if kept_labels else None)
 
 
 def probe_layers(backbone, preprocessor, x, y, validation_data=None,
@@ -228,11 +254,16 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
         preprocessor: turns `x` into the backbone's inputs; None when `x`
             already is the backbone's input dict.
         x: texts (a list; a tuple of lists for pairs) or an input dict.
-        y: integer class ids, one per example (sentence-level labels).
+        y: integer class ids, one per example; with pooling="token", one
+            per position of the packed sequence, `(examples, seq)`, a
+            negative id where there is none (special tokens, padding,
+            pieces after a word's first: `TokenClassifierPreprocessor`'s
+            labels with -1 where its sample weight is 0).
         validation_data: `(x_val, y_val)`, or None.
-        pooling: "cls" (first token) or "mean" (real tokens' mean). A
-            left-to-right model's (GPT-2's) first token has seen nothing
-            else: use "mean" there.
+        pooling: "cls" (first token) or "mean" (real tokens' mean), or
+            "token": each labelled token is an example (token-level
+            probing: tags, word identity). A left-to-right model's (GPT-2's)
+            first token has seen nothing else: use "mean" there.
         epochs, batch_size, learning_rate: of each probe's training.
         standardize: scale each feature to zero mean and unit variance
             (training statistics) before the probe: still a linear probe,
@@ -253,7 +284,8 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
     best = max(results, key=lambda r: r.validation_accuracy)
     ```
     """
-    y = _labels(y, _num_examples(x, preprocessor), "y")
+    tokens = pooling == "token"
+    y = _labels(y, _num_examples(x, preprocessor), "y", tokens)
     num_classes = int(y.max()) + 1
     if num_classes < 2:
         raise ValueError(
@@ -270,15 +302,25 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
                 "probe_layers: validation_data must be a pair "
                 "(x_val, y_val).")
         x_val, y_val = validation_data
-        y_val = _labels(y_val, _num_examples(x_val, preprocessor), "y_val")
+        y_val = _labels(y_val, _num_examples(x_val, preprocessor), "y_val",
+                        tokens)
         if y_val.max() >= num_classes:
             raise ValueError(
                 f"probe_layers: y_val holds class {int(y_val.max())}, but "
                 f"the training labels only go up to {num_classes - 1}; "
                 "every validation class must occur in training.")
-        validation = (_run_features(model, backbone, preprocessor, x_val,
-                                    batch_size), y_val)
-    features = _run_features(model, backbone, preprocessor, x, batch_size)
+        validation = _run_features(model, backbone, preprocessor, x_val,
+                                   batch_size, y_val if tokens else None)
+        if not tokens:
+            validation = (validation[0], y_val)
+    features, token_y = _run_features(model, backbone, preprocessor, x,
+                                      batch_size, y if tokens else None)
+    if tokens:
+        y = token_y
+        if len(np.unique(y)) < 2:
+            raise ValueError(
+                "probe_layers: the labelled real tokens hold one class; a "
+                "probe needs at least two.")
     val_features = None if validation is None else validation[0]
     if standardize:
         # Training statistics, applied to the validation features too.
@@ -331,23 +373,34 @@ def _accuracy(features, labels, kernel, bias):
     return float(np.mean(predicted == labels))
 
 
-def _labels(y, count, what):
+def _labels(y, count, what, tokens=False):
     labels = np.asarray(y)
-    if labels.ndim != 1 or labels.shape[0] != count:
+    if tokens:
+        if labels.ndim != 2 or labels.shape[0] != count:
+            raise ValueError(
+                f"probe_layers: with pooling='token', {what} must hold a "
+                f"row of token labels per example, ({count}, sequence); "
+                f"got shape {labels.shape}.")
+    elif labels.ndim != 1 or labels.shape[0] != count:
         raise ValueError(
             f"probe_layers: {what} must hold one class id per example "
             f"({count}); got shape {labels.shape}. Probing takes "
-            "sentence-level labels.")
+            "sentence-level labels (pooling='token' takes token-level "
+            "ones).")
+    if not count:
+        raise ValueError(f"probe_layers: {what} is empty; nothing to probe.")
     if labels.dtype.kind not in "iub" and not (
             labels.dtype.kind == "f" and np.all(labels == np.round(labels))):
         raise ValueError(f"probe_layers: {what} must hold integer class ids "
                          f"0, 1, ...; got {labels.dtype} values.")
     labels = labels.astype("int64")
-    if count and labels.min() < 0:
+    if tokens:
+        if labels.max() < 0:
+            raise ValueError(f"probe_layers: {what} labels no token.")
+        return labels
+    if labels.min() < 0:
         raise ValueError(f"probe_layers: {what} holds {int(labels.min())}; "
                          "class ids are 0, 1, ...")
-    if not count:
-        raise ValueError(f"probe_layers: {what} is empty; nothing to probe.")
     return labels
 
 

@@ -204,3 +204,28 @@ def test_bad_input_is_explained(preprocessor):
                          hidden_dim=8, intermediate_dim=8)
     with pytest.raises(ValueError, match="no `sequence_output`"):
         hidden_states_model(t5)
+
+
+def test_token_probe_reads_token_identity_off_the_embeddings(preprocessor):
+    keras.utils.set_random_seed(0)
+    backbone = kzoo.BertBackbone(vocabulary_size=VOCAB,
+                                 **{**SHAPE, "hidden_dim": 64})
+    x, _ = _planted_texts(128, seed=4)
+    inputs = {name: np.asarray(value)
+              for name, value in preprocessor(x).items()}
+    ids = inputs["token_ids"]
+    # The word's id parity (balanced over w0..w44); no label on [CLS],
+    # [SEP] and padding (ids < 5).
+    y = np.where(ids >= 5, ids % 2, -1)
+    train = {name: value[:96] for name, value in inputs.items()}
+    val = {name: value[96:] for name, value in inputs.items()}
+    results = probe_layers(backbone, None, train, y[:96], (val, y[96:]),
+                           pooling="token", epochs=10, batch_size=128,
+                           learning_rate=3e-2, verbose=0)
+    assert len(results) == 4
+    print([str(r) for r in results])
+    assert results[0].validation_accuracy >= 0.9, results
+    with pytest.raises(ValueError, match="shape of the preprocessed inputs"):
+        probe_layers(backbone, None, train, y[:96, :5], pooling="token")
+    with pytest.raises(ValueError, match=r"\(96, sequence\)"):
+        probe_layers(backbone, None, train, y[:96, 0], pooling="token")
