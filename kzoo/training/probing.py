@@ -145,8 +145,9 @@ def _first_input(node):
 @dataclasses.dataclass
 class LayerProbe:
     """One layer's probe: `layer` 0 is the embeddings, `layer` i the
-    output of the i-th block; accuracies are fractions in [0, 1]
-    (`validation_accuracy` is None without validation data)."""
+    output of the i-th block; accuracies are fractions in [0, 1] of the
+    examples (of the labelled tokens, for token-level probes);
+    `validation_accuracy` is None without validation data."""
 
     layer: int
     train_accuracy: float
@@ -313,6 +314,8 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
                                    batch_size, y_val if tokens else None)
         if not tokens:
             validation = (validation[0], y_val)
+        elif not len(validation[1]):
+            raise ValueError("probe_layers: y_val labels no real token.")
     features, token_y = _run_features(model, backbone, preprocessor, x,
                                       batch_size, y if tokens else None)
     if tokens:
@@ -330,7 +333,7 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
             val_features = [(f - m) / s
                             for f, (m, s) in zip(val_features, stats)]
     kernels = _fit_probes(features, y, num_classes, epochs, batch_size,
-                          learning_rate, seed, verbose)
+                          learning_rate, seed)
     results = []
     for layer, (kernel, bias) in enumerate(kernels):
         result = LayerProbe(
@@ -344,7 +347,7 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
 
 
 def _fit_probes(features, y, num_classes, epochs, batch_size, learning_rate,
-                seed, verbose):
+                seed):
     """One softmax `Dense` per layer, trained side by side in one model
     (one compile, one pass over the batches): each probe's loss depends on
     its own weights only, and Adam's update is per weight, so each trains
