@@ -220,8 +220,8 @@ def test_token_probe_reads_token_identity_off_the_embeddings(preprocessor):
     train = {name: value[:96] for name, value in inputs.items()}
     val = {name: value[96:] for name, value in inputs.items()}
     results = probe_layers(backbone, None, train, y[:96], (val, y[96:]),
-                           pooling="token", epochs=10, batch_size=128,
-                           learning_rate=3e-2, verbose=0)
+                           pooling="token", epochs=10, batch_size=256,
+                           learning_rate=5e-2, verbose=0)
     assert len(results) == 4
     print([str(r) for r in results])
     assert results[0].validation_accuracy >= 0.9, results
