@@ -1,0 +1,38 @@
+"""guides/token_classification.py runs end to end in its smoke mode
+(KZOO_GUIDE_SMOKE=1: a tiny random BERT, a few sentences): data, word
+pieces and their labels, baseline, fit, entity scores, tagging. Once per
+suite (the first backend's pass): it starts a fresh interpreter."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GUIDE = REPO / "guides" / "token_classification.py"
+
+
+@pytest.mark.once
+def test_guide_smoke_run():
+    env = {**os.environ, "KERAS_BACKEND": keras.backend.backend(),
+           "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
+           "PYTHONPATH": os.pathsep.join([str(REPO),
+                                          os.environ.get("PYTHONPATH", "")])}
+    output = subprocess.run([sys.executable, str(GUIDE)], env=env,
+                            capture_output=True, text=True, timeout=900)
+    text = output.stdout + output.stderr
+    assert output.returncode == 0, text[-3000:]
+    assert "32 training sentences, 16 test sentences" in text
+    # The label sits on each word's first piece; "mr." is two pieces.
+    assert "pieces: ['[CLS]', 'mr', '.', 'darcy', 'walked', '[SEP]']" in text
+    assert "labels: [0, 1, 0, 2, 0, 0] weights: [0.0, 1.0, 0.0, 1.0, 1.0, " \
+        "0.0]" in text
+    assert re.search(r"fine-tuned: precision \d\.\d{3} recall \d\.\d{3} "
+                     r"F1 \d\.\d{3}", text), text[-3000:]
+    tagged = re.search(r"\[\('Elizabeth', '([A-Z-]+|O)'\)", text)
+    assert tagged, text[-3000:]
+    assert f"{keras.backend.backend()} done" in text
