@@ -2,6 +2,10 @@
 preprocessor: arbitrary Unicode never crashes them, eager and tf.data agree,
 byte-level BPE round-trips, and outputs always have the requested shape.
 
+Tokenizers and preprocessors are TensorFlow and numpy whatever the Keras
+backend (their eager outputs' conversion is checked on every backend in
+test_preprocessor_contract), so these run once per suite.
+
 Kept fast: few examples, no deadline (the first call of a layer builds its
 tables), no example database written into the checkout.
 """
@@ -19,6 +23,8 @@ from kzoo.models.elmo.backbone import NUM_CHARACTERS
 from kzoo.models.preprocessor import Preprocessor
 from text_testing import (make_preprocessor, make_tokenizer, model_inputs,
                           params, registered_tokenizers)
+
+pytestmark = pytest.mark.once
 
 PROPERTY = settings(max_examples=10, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
