@@ -19,7 +19,7 @@ python scripts/min_constraints.py -o "$constraints"
 cat "$constraints"
 # kzoo and its floors; the test tools are not runtime dependencies and
 # come unpinned.
-python -m pip install -q -c "$constraints" -e . pytest hypothesis
+python -m pip install -q -c "$constraints" -e . pytest pytest-xdist hypothesis
 python -m pip check
 installed=$(date +%s)
 echo "=== floors installed in $(( installed - start ))s"
@@ -47,7 +47,9 @@ EOF
 # tensorflow-text and `tokenizers` are used, eagerly and in tf.data; the
 # NUL tests tell keras-hub 0.28 from 0.29), and two tiny fits of a task
 # through its preset save/load (keras, h5py).
-python -m pytest -q -p no:cacheprovider \
+# Spread test by test over the cores (the contract file is most of it).
+python -m pytest -q -p no:cacheprovider -n "${KZOO_TEST_WORKERS:-auto}" \
+    --dist load \
     tests/models/bert/test_bert_tokenizer.py \
     tests/models/bert/test_bert_preprocessor.py \
     tests/models/gpt2/test_gpt2_tokenizer.py \
