@@ -53,6 +53,7 @@ from kzoo.models.registry import get_class
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
     "albert": "albert",
+    "bart": "bart",
     "bert": "bert",
     "distilbert": "distil_bert",
     "electra": "electra",
@@ -65,6 +66,7 @@ MODEL_TYPE_MODULES = {
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "albert": "albert",
+    "bart": "bart",
     "bert": "bert",
     "distil_bert": "distil_bert",
     "electra": "electra",
@@ -489,7 +491,7 @@ class Converter:
         name = type(model).__name__
         if name == "MultipleChoice":
             specs += self.multiple_choice_specs(model.scorer, hf_config)
-        elif name in GENERIC_HEADS:
+        elif name in GENERIC_HEAD_TASKS:
             specs += generic_head_specs(model)
         elif not _is_backbone(model):
             specs += self.head_specs(model, name, hf_config)
@@ -646,7 +648,7 @@ class Converter:
 
 # kzoo's generic tasks whose head every family's Hugging Face task model
 # names alike (MultipleChoice's is family-specific: multiple_choice_specs).
-GENERIC_HEADS = ("QuestionAnswerer", "TokenClassifier")
+GENERIC_HEAD_TASKS = ("QuestionAnswerer", "TokenClassifier")
 
 
 def generic_head_specs(model):
