@@ -1,5 +1,7 @@
 """BART's (input, target) packing."""
 
+import numpy as np
+
 from kzoo.models.bart.tokenizer import BartTokenizer
 from kzoo.models.registry import register
 from kzoo.models.roberta.tokenizer import BOS, EOS
@@ -30,11 +32,12 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
     def generate_postprocess(self, id_lists, stop_token_ids=(),
                              strip_start=True):
         # A fine-tuned BART emits `<s>` after the decoder start (its labels
-        # begin with it): not part of the text.
+        # begin with it), and a young one may emit any framing token: the
+        # text leaves out `<s>`, `</s>` and `<pad>` wherever they are (as
+        # transformers' `decode(..., skip_special_tokens=True)` does).
         self._ensure_setup()
-        if strip_start:
-            start = (self.decoder_start_token_id, self.start_token_id)
-            id_lists = [list(ids)[2:] if tuple(list(ids)[:2]) == start
-                        else ids for ids in id_lists]
+        framing = {self.start_token_id, self.end_token_id, self.pad_token_id}
+        id_lists = [[t for t in np.asarray(ids).reshape(-1).tolist()
+                     if t not in framing] for ids in id_lists]
         return super().generate_postprocess(id_lists, stop_token_ids,
-                                            strip_start)
+                                            strip_start=False)
