@@ -491,7 +491,7 @@ class Converter:
         name = type(model).__name__
         if name == "MultipleChoice":
             specs += self.multiple_choice_specs(model.scorer, hf_config)
-        elif name in GENERIC_HEAD_TASKS:
+        elif name in NAMED_ALIKE_HEADS:
             specs += generic_head_specs(model)
         elif not _is_backbone(model):
             specs += self.head_specs(model, name, hf_config)
@@ -648,7 +648,9 @@ class Converter:
 
 # kzoo's generic tasks whose head every family's Hugging Face task model
 # names alike (MultipleChoice's is family-specific: multiple_choice_specs).
-GENERIC_HEAD_TASKS = ("QuestionAnswerer", "TokenClassifier")
+# Not `GENERIC_HEADS` (the architecture-suffix map above, which `build`
+# reads): one name for both broke every task conversion.
+NAMED_ALIKE_HEADS = ("QuestionAnswerer", "TokenClassifier")
 
 
 def generic_head_specs(model):

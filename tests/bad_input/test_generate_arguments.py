@@ -86,6 +86,21 @@ PROMPT_CASES = {
 }
 
 
+# An encoder-decoder's prompt is the encoder's input; its decoder starts
+# from one token, so only max_length=1 leaves no room, and the empty one
+# is an empty input.
+SEQ2SEQ_CASES = {"max_length_too_short": (dict(max_length=1),
+                                          "leaves no room"),
+                 "an_empty_prompt": ([[2, 3], []], "Input 1 is empty")}
+
+
+def _case(lm, cases, case):
+    from kzoo.models.seq2seq_lm import Seq2SeqLM
+    if isinstance(lm, Seq2SeqLM) and case in SEQ2SEQ_CASES:
+        return SEQ2SEQ_CASES[case]
+    return cases[case]
+
+
 @pytest.fixture(scope="module", params=GENERATORS, ids=lambda c: c.__name__)
 def lm(request):
     return shared_task(request.param)
@@ -93,14 +108,14 @@ def lm(request):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_generate_arguments(lm, case):
-    kwargs, phrase = CASES[case]
+    kwargs, phrase = _case(lm, CASES, case)
     with pytest.raises(ValueError, match=phrase):
         lm.generate(PROMPT, **kwargs)
 
 
 @pytest.mark.parametrize("case", sorted(PROMPT_CASES))
 def test_bad_prompts(lm, case):
-    prompts, phrase = PROMPT_CASES[case]
+    prompts, phrase = _case(lm, PROMPT_CASES, case)
     with pytest.raises(ValueError, match=phrase):
         lm.generate(prompts, max_new_tokens=2)
 
