@@ -117,6 +117,7 @@ from kzoo.models.t5 import (
 )
 from kzoo.models.bart import (
     BartBackbone,
+    BartDenoisingPreprocessor,
     BartSeq2SeqLM,
     BartSeq2SeqLMPreprocessor,
     BartTokenizer,

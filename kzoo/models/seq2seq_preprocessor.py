@@ -99,10 +99,16 @@ class Seq2SeqPreprocessor(Preprocessor):
     def call(self, x, y=None, sample_weight=None):
         inputs, targets = x
         input_ids, single = self._tokenize(inputs)
+        return self.pack_pairs(input_ids, self._tokenize(targets)[0],
+                               single)
+
+    def pack_pairs(self, input_ids, target_ids, single=False):
+        """Ragged input and target ids -> `(x, labels, weights)`: the
+        packing of `call`, for subclasses that make their own pairs (BART's
+        denoising: noised text -> text)."""
         token_ids, padding_mask = self._pack_ids(input_ids,
                                                  self.sequence_length)
-        labels, label_mask = self._pack_ids(self._tokenize(targets)[0],
-                                            self.target_length)
+        labels, label_mask = self._pack_ids(target_ids, self.target_length)
         batch = tf.shape(labels)[0]
         # Teacher forcing: the decoder reads the labels shifted right.
         decoder_ids = tf.concat(

@@ -1,11 +1,15 @@
 """Pretraining objectives as preprocessing (tf.data-side): masking (token,
 whole-word, span), sentence pairs (next-sentence, sentence-order),
-RoBERTa's FULL-SENTENCES packing."""
+RoBERTa's FULL-SENTENCES packing, BART's text infilling and sentence
+permutation."""
 
 from kzoo.preprocessing.masking import MaskedLMMasker
 from kzoo.preprocessing.packing import full_sentences, pack_full_sentences
 from kzoo.preprocessing.sentence_pairs import (
     next_sentence_pairs, sentence_order_pairs, split_sentences)
+from kzoo.preprocessing.text_infilling import (infilling_spans,
+                                               permute_sentences,
+                                               text_infilling)
 from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
                                              span_boundaries,
                                              span_length_probabilities)
@@ -13,4 +17,5 @@ from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
 __all__ = ["MaskedLMMasker", "WholeWordMasker", "SpanMasker",
            "span_boundaries", "span_length_probabilities", "full_sentences",
            "pack_full_sentences", "next_sentence_pairs",
-           "sentence_order_pairs", "split_sentences"]
+           "sentence_order_pairs", "split_sentences", "text_infilling",
+           "infilling_spans", "permute_sentences"]

@@ -1,0 +1,132 @@
+"""BART's pretraining objective as a preprocessor: raw text in, (noised
+text -> original text) pairs out, fresh noise at every call."""
+
+import numpy as np
+import tensorflow as tf
+
+from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
+from kzoo.models.registry import register
+from kzoo.preprocessing.text_infilling import (permute_sentences,
+                                               text_infilling)
+
+# Tokens after which a sentence ends (byte-level BPE spells them alone).
+SENTENCE_END_TOKENS = (".", "!", "?")
+
+
+@register
+class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
+    """Texts -> BART's denoising pretraining examples: the encoder reads
+    `<s> noised </s>`, the decoder learns `<s> text </s>` (the text cut to
+    `sequence_length`), as `BartSeq2SeqLM` trains on any pair.
+
+    The noise is BART's (`kzoo.preprocessing.text_infilling`): sentence
+    permutation, then text infilling over whole words (30% of the words,
+    Poisson(3) spans, each one `<mask>`). It is drawn in `tf.data` with
+    NumPy at each call, so every epoch sees new noise; `seed` makes the
+    sequence of draws reproducible.
+
+    Args:
+        tokenizer: a `BartTokenizer`.
+        sequence_length: encoder and decoder length.
+        noise_density, poisson_lambda: text infilling's share of words and
+            mean span length.
+        sentence_permutation: shuffle the sentences first.
+        random_token_ratio: the share of spans that become a random token
+            instead of `<mask>`.
+        seed: seed of the noise.
+
+    Example:
+    ```python
+    preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
+        "bart_base_en", sequence_length=128)
+    bart = kzoo.BartSeq2SeqLM.from_preset("bart_base_en",
+                                          preprocessor=preprocessor)
+    bart.fit(["Raw text to pretrain on.", "More text."], epochs=1)
+    ```
+    """
+
+    min_segments = 1
+    max_segments = 1
+    segments_hint = ("Pass raw texts: the noised input and its target are "
+                     "both made from each.")
+
+    def __init__(self, tokenizer, sequence_length=512, target_length=None,
+                 noise_density=0.3, poisson_lambda=3.0,
+                 sentence_permutation=True, random_token_ratio=0.0,
+                 seed=None, **kwargs):
+        super().__init__(tokenizer, sequence_length,
+                         target_length=target_length, **kwargs)
+        for name, value in (("noise_density", noise_density),
+                            ("random_token_ratio", random_token_ratio)):
+            if not isinstance(value, (int, float)) or \
+                    isinstance(value, bool) or not 0 <= value < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be in "
+                                 f"[0, 1); got {value!r}.")
+        if not isinstance(poisson_lambda, (int, float)) or \
+                isinstance(poisson_lambda, bool) or poisson_lambda <= 0:
+            raise ValueError(f"{type(self).__name__}: poisson_lambda must "
+                             f"be > 0; got {poisson_lambda!r}.")
+        self.noise_density = float(noise_density)
+        self.poisson_lambda = float(poisson_lambda)
+        self.sentence_permutation = bool(sentence_permutation)
+        self.random_token_ratio = float(random_token_ratio)
+        self.seed = seed
+
+    def setup(self):
+        super().setup()
+        tokenizer = self.tokenizer
+        self._rng = np.random.default_rng(self.seed)
+        self._word_starts = tokenizer.word_start_table()
+        self._mask_token_id = tokenizer.mask_token_id
+        size = tokenizer.vocabulary_size
+        ends = np.zeros(size, bool)
+        for token in SENTENCE_END_TOKENS:
+            token_id = tokenizer.token_to_id(token)
+            if token_id is not None and 0 <= token_id < size:
+                ends[token_id] = True
+        self._sentence_ends = ends
+        self._random_token_ids = np.setdiff1d(
+            np.arange(size), tokenizer.special_token_ids)
+
+    def noise(self, token_ids):
+        """One text's ids (no special tokens) -> its noised ids (NumPy)."""
+        self._ensure_setup()
+        ids = np.asarray(token_ids, "int64")
+        if self.sentence_permutation:
+            ids = permute_sentences(ids, self._sentence_ends[ids], self._rng)
+        return text_infilling(
+            ids, self._rng, self._mask_token_id,
+            word_starts=self._word_starts[ids],
+            noise_density=self.noise_density,
+            poisson_lambda=self.poisson_lambda,
+            random_token_ratio=self.random_token_ratio,
+            random_token_ids=self._random_token_ids)
+
+    def _noise_batch(self, values, row_splits):
+        rows = [self.noise(values[a:b])
+                for a, b in zip(row_splits[:-1], row_splits[1:])]
+        splits = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        flat = np.concatenate(rows) if rows else np.zeros(0, "int64")
+        return flat.astype("int64"), splits.astype("int64")
+
+    def call(self, x, y=None, sample_weight=None):
+        ids, single = self._tokenize(x)
+        # The target is the text as the encoder could have held it.
+        ids = tf.cast(ids[:, :self.sequence_length
+                          - self.special_token_count(1)], "int64")
+        values, splits = tf.numpy_function(
+            self._noise_batch,
+            [ids.flat_values, tf.cast(ids.row_splits, "int64")],
+            [tf.int64, tf.int64], stateful=True)
+        noised = tf.RaggedTensor.from_row_splits(
+            tf.reshape(values, [-1]), tf.reshape(splits, [-1]))
+        return self.pack_pairs(noised, ids, single)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"noise_density": self.noise_density,
+                       "poisson_lambda": self.poisson_lambda,
+                       "sentence_permutation": self.sentence_permutation,
+                       "random_token_ratio": self.random_token_ratio,
+                       "seed": self.seed})
+        return config
