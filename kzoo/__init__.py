@@ -117,6 +117,7 @@ from kzoo.models.t5 import (
 )
 from kzoo.models.bart import (
     BartBackbone,
+    BartDenoisingLM,
     BartDenoisingPreprocessor,
     BartSeq2SeqLM,
     BartSeq2SeqLMPreprocessor,

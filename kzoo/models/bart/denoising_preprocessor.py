@@ -38,10 +38,9 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     Example:
     ```python
     preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
-        "bart_base_en", sequence_length=128)
-    bart = kzoo.BartSeq2SeqLM.from_preset("bart_base_en",
-                                          preprocessor=preprocessor)
-    bart.fit(["Raw text to pretrain on.", "More text."], epochs=1)
+        "bart_base_en", sequence_length=128, seed=0)
+    x, y, weights = preprocessor(["Raw text to pretrain on."])
+    # kzoo.BartDenoisingLM trains on it from raw texts.
     ```
     """
 

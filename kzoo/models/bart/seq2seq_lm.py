@@ -3,6 +3,7 @@ out."""
 
 from kzoo.layers import TiedLMHead
 from kzoo.models.bart.backbone import BartBackbone
+from kzoo.models.bart.denoising_preprocessor import BartDenoisingPreprocessor
 from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.models.seq2seq_lm import Seq2SeqLM
@@ -36,3 +37,23 @@ class BartSeq2SeqLM(Seq2SeqLM):
     def make_lm_head(self, backbone):
         return TiedLMHead(backbone.token_embedding, use_bias=True,
                           dtype=backbone.dtype_policy, name="lm_head")
+
+
+@register
+class BartDenoisingLM(BartSeq2SeqLM):
+    """BART's pretraining task: `BartSeq2SeqLM` with
+    `BartDenoisingPreprocessor`, so `fit` takes raw texts and learns to
+    restore each from its noised version (text infilling and sentence
+    permutation, fresh noise every epoch). The weights are
+    `BartSeq2SeqLM`'s: a preset saved from one loads into the other.
+
+    Example:
+    ```python
+    bart = kzoo.BartDenoisingLM.from_preset("bart_base_en",
+                                            sequence_length=128)
+    bart.fit(["Raw text to pretrain on.", "More of it."], epochs=1)
+    bart.generate("The <mask> sat on the mat.", max_new_tokens=12)
+    ```
+    """
+
+    preprocessor_cls = BartDenoisingPreprocessor

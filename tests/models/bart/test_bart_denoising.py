@@ -1,5 +1,5 @@
-"""BART's denoising pretraining on raw text: BartSeq2SeqLM with
-BartDenoisingPreprocessor learns to restore Austen's text from its
+"""BART's denoising pretraining on raw text: BartDenoisingLM (BART with
+BartDenoisingPreprocessor) learns to restore Austen's text from its
 noised version (the loss falls), from strings alone."""
 
 import keras
@@ -13,8 +13,8 @@ def test_denoising_pretraining_lowers_the_loss():
     keras.utils.set_random_seed(0)
     preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
         str(BART_PRESET), sequence_length=24, seed=0)
-    lm = kzoo.BartSeq2SeqLM(make_tiny_bart(dropout=0.0),
-                            preprocessor=preprocessor)
+    lm = kzoo.BartDenoisingLM(make_tiny_bart(dropout=0.0),
+                              preprocessor=preprocessor)
     texts = austen_passages("pride_and_prejudice", words=16)[:24]
     # A tiny model from scratch: a constant rate; two epochs of one fit
     # call (fresh noise in each), read from its history.
