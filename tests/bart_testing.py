@@ -95,3 +95,24 @@ TINY_BART = dict(vocabulary_size=BART_VOCABULARY, num_layers=2, num_heads=2,
 def make_tiny_bart(**overrides):
     import kzoo
     return kzoo.BartBackbone(**{**TINY_BART, **overrides})
+
+
+def fit_batch_losses(lm, x, batch_size):
+    """Fit `lm` for one epoch on raw `x` and return each batch's loss.
+    One epoch: each one builds a new tf.data pipeline, whose byte-level
+    BPE tables cost seconds to set up. Keras logs the epoch's running
+    mean; with equal batches the k-th batch's loss is
+    `k * mean_k - (k - 1) * mean_(k-1)`."""
+    import keras
+    means = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            means.append(float(logs["loss"]))
+
+    lm.fit(x, batch_size=batch_size, epochs=1, verbose=0,
+           shuffle=False, callbacks=[Record()])
+    means = np.asarray(means)
+    steps = np.arange(1, len(means) + 1)
+    totals = steps * means
+    return np.diff(np.concatenate([[0.0], totals]))
