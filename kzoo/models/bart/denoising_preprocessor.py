@@ -48,6 +48,7 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     max_segments = 1
     segments_hint = ("Pass raw texts: the noised input and its target are "
                      "both made from each.")
+    draws_per_call = True  # fresh noise on every call (every epoch)
 
     def __init__(self, tokenizer, sequence_length=512, target_length=None,
                  noise_density=0.3, poisson_lambda=3.0,
