@@ -1,6 +1,7 @@
 """Shared fixtures. The backend is whatever KERAS_BACKEND names; run the
 suite once per backend (see README)."""
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,20 @@ from helpers import make_tiny_bert  # noqa: E402
 
 def pytest_report_header(config):
     return f"keras backend: {keras.backend.backend()}"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_functions():
+    """After each test file, drop what the backends keep for the models it
+    built (Keras' global state, jax's compiled executables): a pytest-xdist
+    worker runs hundreds of files, and on jax its memory otherwise grew
+    past 10 GB over one pass (the kernel's OOM killer stopped it)."""
+    yield
+    keras.backend.clear_session()
+    if keras.backend.backend() == "jax":
+        import jax
+        jax.clear_caches()
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)

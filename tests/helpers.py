@@ -337,7 +337,7 @@ def check_task(task, x, y=None, tmp_path=None, batch_size=4, epochs=1):
 
 def _has_random_preprocessing(task):
     """Masked-LM style preprocessors draw new masks on every call."""
-    return hasattr(task.preprocessor, "masker")
+    return task.preprocessor.draws_per_call
 
 
 def check_task_preset(task, tmp_path, x=None):

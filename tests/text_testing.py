@@ -189,15 +189,37 @@ def example_labels(preprocessor_cls, n=len(TEXTS)):
     return np.arange(n, dtype="int32") % 2
 
 
+def text_dataset(preprocessor_cls, x, y=None, batch_size=None):
+    """A `tf.data.Dataset` of the raw examples `x` (and labels `y`), as a
+    user builds one: a text pair travels as one element; a token
+    classifier's word lists (and word labels) as ragged tensors, batched
+    with `ragged_batch`. Unbatched when `batch_size` is None."""
+    import tensorflow as tf
+    words = preprocessor_cls.__name__ == "TokenClassifierPreprocessor"
+    if words:
+        x = tf.ragged.constant(x, dtype=tf.string)
+        y = None if y is None else tf.ragged.constant(y, dtype=tf.int32)
+    elements = x if y is None else (x, y)
+    if y is None and isinstance(x, tuple):
+        elements = (x,)  # a pair travels as one element
+    dataset = tf.data.Dataset.from_tensor_slices(elements)
+    if batch_size is None:
+        return dataset
+    return dataset.ragged_batch(batch_size) if words \
+        else dataset.batch(batch_size)
+
+
 def per_sequence(inputs):
-    """Model inputs with any leading axes folded into the batch: a
-    multiple-choice preprocessor gives `(batch, choices, seq)`, which its
-    task folds to `(batch * choices, seq)` before the backbone."""
-    def fold(x):
-        shape = tuple(x.shape)
-        return keras.ops.reshape(x, (-1, shape[-1])) if len(shape) > 2 \
-            else x
-    return {k: fold(v) for k, v in inputs.items()}
+    """Model inputs with a choices axis folded into the batch: a
+    multiple-choice preprocessor gives `(batch, choices, seq)` (its padding
+    mask has three axes), which its task folds to `(batch * choices, seq)`
+    before the backbone. Other inputs (ELMo's `(batch, seq, characters)`)
+    are returned as they are."""
+    mask = inputs.get("padding_mask")
+    if mask is None or len(tuple(mask.shape)) < 3:
+        return inputs
+    return {k: keras.ops.reshape(v, (-1,) + tuple(v.shape)[2:])
+            for k, v in inputs.items()}
 
 
 def model_inputs(outputs):

@@ -97,3 +97,90 @@ def tokenizer_preprocessor(tokenizer_cls):
                      if task.preprocessor_cls is not None]
     return _closest(preprocessors, tokenizer_cls,
                     lambda preprocessor: preprocessor.tokenizer_cls)
+
+
+# The families whose texts pack as BERT's (`[CLS] a [SEP] b [SEP]`, with
+# RoBERTa's doubled separator): the generic heads (token classification,
+# multiple choice, question answering) pack with them.
+PAIR_PACKING_FAMILIES = ("BERT, RoBERTa, XLM-R, DistilBERT, ALBERT, "
+                         "ELECTRA, DeBERTa-v3")
+
+
+def _packs_as_bert(preprocessor_cls):
+    return preprocessor_cls is not None and hasattr(preprocessor_cls,
+                                                    "separators_between")
+
+
+def backbone_packing(owner, backbone):
+    """The text preprocessor class of `backbone`'s family when it packs
+    as BERT does; else an `ArgumentError` naming the families that do."""
+    found = family_text_preprocessor(type(backbone))
+    if not _packs_as_bert(found):
+        from kzoo.models.arguments import describe
+        raise ArgumentError(
+            f"{owner} needs an encoder backbone whose family packs text as "
+            f"BERT does ({PAIR_PACKING_FAMILIES}); got {describe(backbone)}.")
+    return found
+
+
+def preset_packing(owner, preset):
+    """`backbone_packing` for the backbone a preset holds."""
+    preset = presets.resolve(preset)
+    backbone_cls = preset_backbone_class(preset)
+    found = family_text_preprocessor(backbone_cls)
+    if not _packs_as_bert(found):
+        raise ArgumentError(
+            f"{owner}: preset {preset.name!r} holds a "
+            f"{backbone_cls.__name__}, not an encoder whose family packs "
+            f"text as BERT does ({PAIR_PACKING_FAMILIES}).")
+    return found
+
+
+def tokenizer_packing(owner, tokenizer):
+    """The text preprocessor class of `tokenizer`'s family when it packs
+    as BERT does (a generic head's preprocessor reads its family off its
+    tokenizer); else a ValueError."""
+    found = tokenizer_preprocessor(type(tokenizer))
+    if not _packs_as_bert(found):
+        raise ValueError(
+            f"{owner} needs the tokenizer of an encoder family that packs "
+            f"text pairs ([CLS] a [SEP] b [SEP]: {PAIR_PACKING_FAMILIES}); "
+            f"got a {type(tokenizer).__name__}.")
+    return found
+
+
+def check_same_family(owner, backbone, preprocessor):
+    """A generic head's preprocessor must pack with the backbone's family
+    (a RoBERTa tokenizer's ids mean nothing to a BERT backbone)."""
+    if preprocessor is None:
+        return
+    expected = family_text_preprocessor(type(backbone))
+    found = tokenizer_preprocessor(type(preprocessor.tokenizer))
+    if found is not expected:
+        raise ArgumentError(
+            f"{owner} on a {type(backbone).__name__} needs the "
+            f"{expected.tokenizer_cls.__name__} in its preprocessor; got a "
+            f"{type(preprocessor.tokenizer).__name__}. Build it from the "
+            f"backbone's preset: {type(preprocessor).__name__}"
+            f".from_preset(...).")
+
+
+class EncoderHead:
+    """Mixin for the generic heads (`class TokenClassifier(EncoderHead,
+    Task)`): any encoder backbone whose family packs text as BERT does,
+    with a preprocessor of the same family; `from_preset` checks the
+    preset's family before making the preprocessor."""
+
+    backbone_cls = Backbone
+
+    @classmethod
+    def check_argument_values(cls, values):
+        super().check_argument_values(values)
+        backbone = values.get("backbone")
+        backbone_packing(cls.__name__, backbone)
+        check_same_family(cls.__name__, backbone, values.get("preprocessor"))
+
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        preset_packing(cls.__name__, preset)
+        return super().preprocessor_for(preset, **kwargs)

@@ -6,14 +6,13 @@ import tensorflow as tf
 from keras import ops
 
 from kzoo.models.arguments import FRACTION, Optional, describe
-from kzoo.models.backbone import Backbone
 from kzoo.models.classification import REGRESSION
-from kzoo.models.family import checked_family_task, preset_backbone_class
+from kzoo.models.family import (EncoderHead, checked_family_task,
+                                tokenizer_packing)
 from kzoo.models.preprocessor import Preprocessor
-from kzoo.models.registry import get_class, register
+from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.text_tensors import eager_outputs, text_tensor
-from kzoo.models.token_classifier import family_packing
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.training import default_optimizer
 
@@ -43,8 +42,8 @@ class UnfoldChoices(keras.layers.Layer):
 @register
 class MultipleChoicePreprocessor(Preprocessor):
     """`(contexts, choices)` -> each context paired with each of its
-    choices, packed as the family packs sentence pairs (`packing`, e.g.
-    "BertPreprocessor"): inputs of shape `(batch, choices, seq)`.
+    choices, packed as the tokenizer's family packs sentence pairs:
+    inputs of shape `(batch, choices, seq)`.
 
     `contexts`: a list of strings; `choices`: a list (one per context) of
     lists of candidate strings, the same number for every context. Labels
@@ -60,12 +59,15 @@ class MultipleChoicePreprocessor(Preprocessor):
     """
 
     tokenizer_cls = Tokenizer
+    min_segments = max_segments = 2
+    input_description = ("x = (contexts, choices): a list of context "
+                         "strings and, per context, a list of candidate "
+                         "strings")
 
-    def __init__(self, tokenizer, sequence_length=512,
-                 packing="BertPreprocessor", **kwargs):
+    def __init__(self, tokenizer, sequence_length=512, **kwargs):
+        packing_cls = tokenizer_packing(type(self).__name__, tokenizer)
         super().__init__(tokenizer, sequence_length, **kwargs)
-        self.packing = packing
-        self.packer_preprocessor = get_class(packing, Preprocessor)(
+        self.packer_preprocessor = packing_cls(
             tokenizer, sequence_length=sequence_length)
 
     def special_token_count(self, num_segments):
@@ -75,16 +77,20 @@ class MultipleChoicePreprocessor(Preprocessor):
         name = type(self).__name__
         if not isinstance(x, tuple):
             text_tensor(x, name, "x")  # None, numbers, ids: shared errors
-        if not isinstance(x, tuple) or len(x) != 2:
-            raise ValueError(
-                f"{name} takes x = (contexts, choices): a list of context "
-                f"strings and, per context, a list of candidate strings; got "
-                f"{describe(x)}.")
+            raise ValueError(self._segments_message(1))
+        if len(x) != 2:
+            raise ValueError(self._segments_message(len(x)))
         contexts, choices = x
         if isinstance(contexts, (str, bytes)):
             contexts, choices = [contexts], [choices]
         contexts = text_tensor(contexts, name, "x[0]")
         if not isinstance(choices, (tf.Tensor, tf.RaggedTensor)):
+            if isinstance(choices, (list, tuple)) and \
+                    len(choices) != contexts.shape[0]:
+                raise ValueError(
+                    f"{name}: the texts of x must come in equal numbers "
+                    f"(a list of choices per context); got batches of "
+                    f"[{contexts.shape[0]}, {len(choices)}].")
             counts = {len(c) for c in choices
                       if isinstance(c, (list, tuple))}
             if len(counts) != 1 or not all(
@@ -97,10 +103,14 @@ class MultipleChoicePreprocessor(Preprocessor):
             for i, row in enumerate(choices):
                 text_tensor(list(row), name, f"x[1][{i}]")
             choices = tf.constant([list(c) for c in choices], tf.string)
-        if tf.executing_eagerly() and contexts.shape[0] != choices.shape[0]:
+        else:
+            choices = text_tensor(choices, name, "x[1]")
+        if tf.executing_eagerly() and contexts.shape.rank and \
+                contexts.shape[0] != choices.shape[0]:
             raise ValueError(
-                f"{name}: {contexts.shape[0]} contexts but "
-                f"{choices.shape[0]} lists of choices; give one per context.")
+                f"{name}: the texts of x must come in equal numbers (a "
+                f"list of choices per context); got batches of "
+                f"[{contexts.shape[0]}, {choices.shape[0]}].")
         self._ensure_setup()
         self.check_sequence_length(2)
         return (contexts, choices)
@@ -108,6 +118,11 @@ class MultipleChoicePreprocessor(Preprocessor):
     def _pack(self, x):
         contexts, choices = (x if isinstance(x, tuple) and all(
             isinstance(t, tf.Tensor) for t in x) else self.text_segments(x))
+        if contexts.shape.rank == 0:
+            # One example (tf.data's map before batch): a context and its
+            # choices, packed as a batch of one, then unwrapped.
+            packed = self._pack((contexts[tf.newaxis], choices[tf.newaxis]))
+            return {name: value[0] for name, value in packed.items()}
         num_choices = tf.shape(choices)[1]
         firsts = tf.repeat(contexts, num_choices)
         seconds = tf.reshape(choices, (-1,))
@@ -119,17 +134,14 @@ class MultipleChoicePreprocessor(Preprocessor):
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
         segments = self.text_segments(x)
         self._ensure_setup()
-        outputs = self.call(segments, y, sample_weight)
-        return eager_outputs(outputs) if tf.executing_eagerly() else outputs
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"packing": self.packing})
-        return config
+        if not tf.executing_eagerly():
+            # In tf.data: the graph traced once per input signature.
+            return self.traced()(segments, y, sample_weight)
+        return eager_outputs(self.call(segments, y, sample_weight))
 
 
 @register
-class MultipleChoice(Task):
+class MultipleChoice(EncoderHead, Task):
     """One score per candidate answer on any encoder: each (context,
     choice) pair goes through the family's sequence-classifier head with
     one output, as `transformers`' `*ForMultipleChoice`; a softmax over
@@ -159,16 +171,13 @@ class MultipleChoice(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = MultipleChoicePreprocessor
     argument_spec = {"dropout": Optional(FRACTION)}
 
     @classmethod
     def check_argument_values(cls, values):
         super().check_argument_values(values)
-        backbone = values.get("backbone")
-        cls.scorer_class(backbone)
-        family_packing(cls.__name__, type(backbone))
+        cls.scorer_class(values.get("backbone"))
 
     @classmethod
     def scorer_class(cls, backbone):
@@ -200,12 +209,6 @@ class MultipleChoice(Task):
         self.dropout = scorer.dropout
         self.trainable_backbone = bool(trainable_backbone)
         backbone.trainable = self.trainable_backbone
-
-    @classmethod
-    def preprocessor_for(cls, preset, **kwargs):
-        packing = family_packing(cls.__name__, preset_backbone_class(preset))
-        return MultipleChoicePreprocessor.from_preset(
-            preset, **{"packing": packing.__name__, **kwargs})
 
     def _text_tensors(self, x):
         return self.preprocessor.text_segments(x)

@@ -77,8 +77,16 @@ class Preprocessor(keras.layers.Layer):
     max_segments = 1
     # Added to the error for a wrong number of texts per example.
     segments_hint = ""
+    # What x is, in words, for inputs that are not plain texts (a token
+    # classifier's word lists); None: said from min/max_segments.
+    input_description = None
     # False: the preprocessor makes its own labels and refuses any.
     takes_labels = True
+    # True: each call draws anew (masked LM: fresh masks every epoch), so
+    # `fit` runs it on every batch of every epoch. False: the same text
+    # always gives the same outputs, and a task preprocesses in-memory
+    # text once per `fit`/`predict` (`preprocess_once`).
+    draws_per_call = False
 
     def __init__(self, tokenizer, sequence_length, **kwargs):
         super().__init__(**kwargs)
@@ -159,7 +167,9 @@ class Preprocessor(keras.layers.Layer):
 
     def _segments_message(self, count):
         low, high = self.min_segments, self.max_segments
-        if low == high == 1:
+        if self.input_description:
+            wanted = self.input_description
+        elif low == high == 1:
             wanted = "one text per example: a string or a list of strings"
         elif low == high == 2:
             wanted = ("sentence pairs: x = (first_texts, second_texts), a "
@@ -181,19 +191,23 @@ class Preprocessor(keras.layers.Layer):
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
         segments = self.text_segments(x)
         x = segments if isinstance(x, tuple) else segments[0]
+        self.refuse_labels(y, sample_weight)
+        if not tf.executing_eagerly() and not kwargs:
+            return self.traced()(x, _array(y), _array(sample_weight))
+        outputs = super().__call__(x, _array(y), _array(sample_weight),
+                                   **kwargs)
+        return eager_outputs(outputs)
+
+    def refuse_labels(self, y, sample_weight):
         if not self.takes_labels and (y is not None or
                                       sample_weight is not None):
             raise ValueError(
                 f"{type(self).__name__} makes its own labels and weights; "
                 "pass texts only (got y or sample_weight).")
-        if not tf.executing_eagerly() and not kwargs:
-            return self._traced_call()(x, _array(y), _array(sample_weight))
-        outputs = super().__call__(x, _array(y), _array(sample_weight),
-                                   **kwargs)
-        return eager_outputs(outputs)
 
-    def _traced_call(self):
-        """This preprocessor's graph, traced once per input signature.
+    def traced(self, method="__call__"):
+        """This preprocessor's graph (its layer call, or the method named:
+        "prepare", "draw"), traced once per input signature.
 
         Every `fit`/`evaluate`/`predict` on raw text maps the preprocessor
         over a new `tf.data` pipeline, and tf.data traces its function
@@ -202,14 +216,37 @@ class Preprocessor(keras.layers.Layer):
         graph, so a new pipeline adds one call to it. (Kept outside the
         layer's attributes: TensorFlow would track a tf.function there.)
         """
-        traced = _TRACED_CALLS.get(self)
-        if traced is None:
-            layer_call = super().__call__
-            traced = tf.function(
-                lambda x, y, sample_weight: layer_call(x, y, sample_weight),
-                reduce_retracing=True, autograph=False)
-            _TRACED_CALLS[self] = traced
-        return traced
+        functions = _TRACED_CALLS.setdefault(self, {})
+        if method not in functions:
+            if method != "__call__":
+                self._ensure_setup()
+            # Through a weak reference: the table's values must not hold
+            # their key, or no preprocessor (tokenizer tables, graphs)
+            # would ever be freed.
+            instance = weakref.ref(self)
+
+            def run(*args):
+                if method == "__call__":  # Keras' call (builds first)
+                    return super(Preprocessor, instance()).__call__(*args)
+                return getattr(instance(), method)(*args)
+            functions[method] = tf.function(run, reduce_retracing=True,
+                                            autograph=False)
+        return functions[method]
+
+    # ------------------------------------------------------------------
+    # Epochs: what a task may run once, and what it runs on every batch
+    # ------------------------------------------------------------------
+    def prepare(self, x, y=None, sample_weight=None):
+        """The part of `call` that gives the same outputs for the same
+        text (tokenizing, packing), which a task runs once over in-memory
+        text (`kzoo.models.task.preprocess_once`). Default: all of it."""
+        return self.call(x, y, sample_weight)
+
+    def draw(self, *prepared):
+        """The rest of `call`, drawn afresh on every batch of every epoch,
+        on `prepare`'s outputs (only when `draws_per_call`: masking)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} draws nothing per call.")
 
     def call(self, x, y=None, sample_weight=None):
         return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
@@ -321,7 +358,7 @@ def _batch_size(texts):
     return int(texts.shape[0]) if texts.shape.rank else None
 
 
-# Preprocessor -> its traced graph call (see Preprocessor._traced_call).
+# Preprocessor -> {method name: its traced graph} (see Preprocessor.traced).
 _TRACED_CALLS = weakref.WeakKeyDictionary()
 
 

@@ -6,9 +6,7 @@ import tensorflow as tf
 from kzoo import presets
 from kzoo.models.answer_spans import best_answers
 from kzoo.models.arguments import ArgumentError, describe
-from kzoo.models.backbone import Backbone
-from kzoo.models.family import (family_text_preprocessor,
-                                preset_backbone_class, tokenizer_preprocessor)
+from kzoo.models.family import EncoderHead
 from kzoo.models.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
 from kzoo.models.registry import register
@@ -19,13 +17,6 @@ from kzoo.training import default_optimizer
 OUTPUTS = ("start_logits", "end_logits")
 
 
-def _packs_pairs(backbone_cls):
-    """Whether the family packs text pairs as BERT does (the QA layout)."""
-    preprocessor = family_text_preprocessor(backbone_cls)
-    return preprocessor is not None and hasattr(preprocessor,
-                                                "separators_between")
-
-
 def _are_answers(y):
     """Whether `y` holds SQuAD answers (dicts or None), not positions."""
     return isinstance(y, (list, tuple)) and all(
@@ -33,7 +24,7 @@ def _are_answers(y):
 
 
 @register
-class QuestionAnswerer(Task):
+class QuestionAnswerer(EncoderHead, Task):
     """A span of the context as the answer: `dense(2)` on every token's
     final hidden state gives start and end logits, as Hugging Face's
     `*ForQuestionAnswering` (`qa_outputs`) for BERT, RoBERTa, XLM-R,
@@ -66,30 +57,7 @@ class QuestionAnswerer(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = QuestionAnswererPreprocessor
-
-    @classmethod
-    def check_argument_values(cls, values):
-        super().check_argument_values(values)
-        backbone = values.get("backbone")
-        if not _packs_pairs(type(backbone)):
-            raise ArgumentError(
-                f"{cls.__name__} needs an encoder backbone whose family "
-                "packs text pairs (BERT, RoBERTa, XLM-R, DistilBERT, "
-                f"ALBERT, ELECTRA, DeBERTa-v3); got {describe(backbone)}.")
-        preprocessor = values.get("preprocessor")
-        if preprocessor is not None:
-            expected = family_text_preprocessor(type(backbone))
-            found = tokenizer_preprocessor(type(preprocessor.tokenizer))
-            if found is not expected:
-                raise ArgumentError(
-                    f"{cls.__name__} on a {type(backbone).__name__} needs "
-                    f"the {expected.tokenizer_cls.__name__} in its "
-                    f"preprocessor; got a "
-                    f"{type(preprocessor.tokenizer).__name__}. Build it "
-                    "from the backbone's preset: "
-                    "QuestionAnswererPreprocessor.from_preset(...).")
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
@@ -230,11 +198,6 @@ class QuestionAnswerer(Task):
         """A `QuestionAnswererPreprocessor` with the preset's tokenizer
         (`sequence_length` from the preset, at most 384 by default)."""
         preset = presets.resolve(preset)
-        if not _packs_pairs(preset_backbone_class(preset)):
-            raise ArgumentError(
-                f"{cls.__name__}: preset {preset.name!r} holds a "
-                f"{preset_backbone_class(preset).__name__}, not an encoder "
-                "that packs text pairs.")
         if "sequence_length" not in kwargs and preset.has(
                 "preprocessor.json"):
             saved = preset.json("preprocessor.json")
@@ -242,5 +205,5 @@ class QuestionAnswerer(Task):
                 # A backbone preset's 512: SQuAD's rows are 384.
                 kwargs["sequence_length"] = min(
                     int(saved["config"].get("sequence_length", 384)), 384)
-        return QuestionAnswererPreprocessor.from_preset(preset, **kwargs)
+        return super().preprocessor_for(preset, **kwargs)
 

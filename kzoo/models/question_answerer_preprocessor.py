@@ -5,7 +5,7 @@ character span and the answer's token positions."""
 import keras_hub
 import numpy as np
 
-from kzoo.models.family import tokenizer_preprocessor
+from kzoo.models.family import tokenizer_packing
 from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
 from kzoo.models.registry import register
 from kzoo.models.text_tensors import as_tf
@@ -58,13 +58,7 @@ class QuestionAnswererPreprocessor(Preprocessor):
 
     def __init__(self, tokenizer, sequence_length=384, doc_stride=128,
                  max_question_length=64, **kwargs):
-        family = tokenizer_preprocessor(type(tokenizer))
-        if family is None or not hasattr(family, "separators_between"):
-            raise ValueError(
-                f"QuestionAnswererPreprocessor needs the tokenizer of an "
-                f"encoder family that packs text pairs ([CLS] a [SEP] b "
-                f"[SEP]: BERT, RoBERTa, XLM-R, DistilBERT, ALBERT, ELECTRA, "
-                f"DeBERTa-v3); got a {type(tokenizer).__name__}.")
+        family = tokenizer_packing(type(self).__name__, tokenizer)
         super().__init__(tokenizer, sequence_length, **kwargs)
         for name, value in (("doc_stride", doc_stride),
                             ("max_question_length", max_question_length)):

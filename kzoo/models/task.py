@@ -163,16 +163,21 @@ class Task(CheckedArguments, keras.Model):
             if y is not None or sample_weight is not None:
                 raise ValueError(
                     "Pass labels inside the tf.data.Dataset, not as `y`.")
-            dataset = labels.check_dataset(self, x)
+            dataset = labels.check_dataset(self, x).map(
+                self.preprocessor, num_parallel_calls=autotune)
         else:
             data = keras.utils.pack_x_y_sample_weight(
                 self._text_tensors(x), y, sample_weight)
-            dataset = tf.data.Dataset.from_tensor_slices(data)
+            dataset = tf.data.Dataset.from_tensor_slices(
+                preprocess_once(tf.data.Dataset.from_tensor_slices(data),
+                                self.preprocessor))
             if shuffle:
                 dataset = dataset.shuffle(
                     int(dataset.cardinality()), reshuffle_each_iteration=True)
             dataset = dataset.batch(batch_size or 32)
-        dataset = dataset.map(self.preprocessor, num_parallel_calls=autotune)
+            if self.preprocessor.draws_per_call:  # fresh masks per batch
+                dataset = dataset.map(self.preprocessor.traced("draw"),
+                                      num_parallel_calls=autotune)
         return self.adapt_batches(dataset).prefetch(autotune)
 
     def adapt_batches(self, dataset):
@@ -413,3 +418,30 @@ def _steps_per_epoch(data, batch_size):
         return None
     return -(-len(leaves[0]) // (batch_size or 32))
 
+
+
+# Examples per preprocessing call in `preprocess_once`: large enough that
+# the calls are few, small enough that one call's tensors stay small.
+PREPROCESS_CHUNK = 1024
+
+
+def preprocess_once(examples, preprocessor):
+    """In-memory examples (a dataset of raw elements) -> the deterministic
+    part of their preprocessing (`Preprocessor.prepare`: tokenizing,
+    packing), for all of them, as tf tensors.
+
+    The same text gives the same packed rows every epoch, so `fit` runs
+    that part once rather than in a `dataset.map` that every epoch's
+    iterator instantiates anew (seconds per epoch for a tokenizer's graph:
+    most of a small fine-tuning run's time); what is drawn per batch
+    (masks) stays in the pipeline (`Preprocessor.draw`). Packed rows have
+    a fixed length, so the chunks concatenate.
+    """
+    element = examples.element_spec
+    if isinstance(element, tuple) and len(element) > 1:
+        preprocessor.refuse_labels(element[1], None)
+    prepare = preprocessor.traced("prepare")
+    chunks = list(examples.batch(PREPROCESS_CHUNK).map(
+        lambda *element: prepare(*element)))
+    return keras.tree.map_structure(
+        lambda *parts: tf.concat(parts, axis=0), *chunks)

@@ -6,33 +6,16 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kzoo.models.arguments import FRACTION, ArgumentError, Optional, describe
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.preprocessor import BertPreprocessor
-from kzoo.models.family import (checked_family_task, family_task,
-                                preset_backbone_class)
+from kzoo.models.arguments import FRACTION, Optional, describe
+from kzoo.models.family import EncoderHead, tokenizer_packing
 from kzoo.models.preprocessor import PAD_MARK, Preprocessor
-from kzoo.models.registry import get_class, register
+from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import task_inputs
 from kzoo.models.text_tensors import as_tf, eager_outputs, text_tensor
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
-
-
-def family_packing(owner, backbone_cls):
-    """The family's text preprocessor class (its sequence classifier's),
-    which packs word pieces as the family packs text."""
-    from kzoo.models.task_wiring import SequenceClassifier
-    classifier = family_task(backbone_cls, SequenceClassifier)
-    packing = getattr(classifier, "preprocessor_cls", None)
-    if packing is None or not issubclass(packing, BertPreprocessor):
-        raise ArgumentError(
-            f"{owner} needs an encoder backbone whose family packs text as "
-            f"BERT does ([CLS] text [SEP]: BERT, RoBERTa, XLM-R, DistilBERT, "
-            f"ALBERT, ELECTRA, DeBERTa-v3); got a {backbone_cls.__name__}.")
-    return packing
 
 
 @register
@@ -45,9 +28,9 @@ class TokenClassifierPreprocessor(Preprocessor):
     would inside a sentence), so its first piece begins it by
     construction, whatever the tokenizer (no guess from the vocabulary is
     needed, unlike whole-word masking's `word_start_table()`, where words
-    come out of running text). The pieces are packed with the family's
-    packer (`packing`, e.g. "RobertaPreprocessor"): its special tokens,
-    its truncation.
+    come out of running text). The pieces are packed as the tokenizer's
+    family packs a text (its special tokens, its truncation): the family
+    is read off the tokenizer.
 
     Labels (integer class ids per word; a negative id: no loss for that
     word) go on the first piece of each word, the other pieces get weight
@@ -58,7 +41,6 @@ class TokenClassifierPreprocessor(Preprocessor):
     Args:
         tokenizer: the family's tokenizer.
         sequence_length: packed length.
-        packing: the family's text preprocessor class name.
         label_all_pieces: label every piece of a word, not just the first.
 
     Example:
@@ -71,18 +53,13 @@ class TokenClassifierPreprocessor(Preprocessor):
     """
 
     tokenizer_cls = Tokenizer
+    input_description = ("words: a list of examples, each a list of word "
+                         "strings (e.g. [['Sherlock', 'Holmes', 'smiled']])")
 
     def __init__(self, tokenizer, sequence_length=512,
-                 packing="BertPreprocessor", label_all_pieces=False,
-                 **kwargs):
+                 label_all_pieces=False, **kwargs):
+        packing_cls = tokenizer_packing(type(self).__name__, tokenizer)
         super().__init__(tokenizer, sequence_length, **kwargs)
-        packing_cls = get_class(packing, Preprocessor)
-        if not issubclass(packing_cls, BertPreprocessor):
-            raise ValueError(
-                f"TokenClassifierPreprocessor: packing must name a family "
-                f"text preprocessor that packs as BERT does (BertPreprocessor"
-                f", RobertaPreprocessor, ...); got {packing!r}.")
-        self.packing = packing
         self.label_all_pieces = bool(label_all_pieces)
         self.packer_preprocessor = packing_cls(
             tokenizer, sequence_length=sequence_length)
@@ -111,20 +88,32 @@ class TokenClassifierPreprocessor(Preprocessor):
     # ------------------------------------------------------------------
     def text_segments(self, x):
         """Words: a list of word lists (or one word list), checked, as a
-        ragged tf string tensor `(batch, words)`."""
+        ragged tf string tensor `(batch, words)`; a tf string tensor
+        (ragged or dense) as it is."""
+        if isinstance(x, tuple):
+            raise ValueError(self._segments_message(len(x)))
         self._ensure_setup()
         self.check_sequence_length(1)
         return (words_tensor(x, type(self).__name__),)
 
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
-        if not isinstance(x, (tf.Tensor, tf.RaggedTensor)):
-            x = self.text_segments(x)[0]
+        words = self.text_segments(x)[0]
         if y is not None and not isinstance(y, (tf.Tensor, tf.RaggedTensor)):
-            y = tf.ragged.constant(y, dtype=tf.int32)
-        self._ensure_setup()
+            y = word_label_ids(words, y, type(self).__name__)
         if tf.executing_eagerly():
-            return eager_outputs(self.call(x, y, sample_weight))
-        return self.call(x, y, sample_weight)
+            return eager_outputs(self.call(words, y, sample_weight))
+        # In tf.data: the graph traced once per input signature.
+        return self.traced()(words, y, sample_weight)
+
+    def call(self, x, y=None, sample_weight=None):
+        # One example at a time (tf.data's map before batch): its words
+        # are a vector; packed as a batch of one, then unwrapped.
+        if x.shape.rank == 1:
+            outputs = self.call(
+                x[tf.newaxis], None if y is None else y[tf.newaxis],
+                None if sample_weight is None else sample_weight[tf.newaxis])
+            return tf.nest.map_structure(lambda value: value[0], outputs)
+        return self._call_batched(x, y, sample_weight)
 
     def word_pieces(self, words):
         """`(batch, words)` ragged strings -> the packed inputs, and per
@@ -157,7 +146,7 @@ class TokenClassifierPreprocessor(Preprocessor):
             side[name] = packed
         return inputs, side
 
-    def call(self, x, y=None, sample_weight=None):
+    def _call_batched(self, x, y=None, sample_weight=None):
         inputs, side = self.word_pieces(x)
         if y is None:
             return inputs
@@ -178,16 +167,15 @@ class TokenClassifierPreprocessor(Preprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"packing": self.packing,
-                       "label_all_pieces": self.label_all_pieces})
+        config.update({"label_all_pieces": self.label_all_pieces})
         return config
 
 
 def words_tensor(x, owner):
     """A list of word lists (or one list of words) -> ragged tf strings,
     each example's words checked as text (`text_tensor`'s errors)."""
-    if isinstance(x, tf.RaggedTensor) and x.dtype == tf.string:
-        return x
+    if isinstance(x, (tf.Tensor, tf.RaggedTensor)):
+        return text_tensor(x, owner, "x")  # refuses ids, empty batches
     is_nested = isinstance(x, (list, tuple)) and x and all(
         isinstance(e, (list, tuple)) for e in x)
     if not is_nested:
@@ -217,8 +205,64 @@ def words_tensor(x, owner):
                                             [0] * len(rows))
 
 
+def word_label_ids(words, y, owner, label_names=None, num_classes=None):
+    """Word labels (integer ids, or names from `label_names`) -> a ragged
+    int32 tensor `(batch, words)`, checked against `words` (ragged tf
+    strings): one list per example, one label per word."""
+    if isinstance(y, (tf.Tensor, tf.RaggedTensor)):
+        return tf.cast(y, tf.int32)  # ids already, checked in the graph
+    if not isinstance(words, tf.RaggedTensor):
+        words = tf.RaggedTensor.from_tensor(words)
+    counts = words.row_lengths().numpy()
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        y = y.tolist()
+    if isinstance(y, (list, tuple)) and y and all(
+            isinstance(v, (str, int, np.integer)) for v in y) and \
+            len(counts) == 1 and len(y) == counts[0]:
+        y = [y]  # one example's labels
+    if not isinstance(y, (list, tuple)) or len(y) != len(counts) or not all(
+            isinstance(row, (list, tuple, np.ndarray)) for row in y):
+        raise ValueError(
+            f"{owner}: y must hold one list of word labels per example "
+            f"({len(counts)} examples), e.g. [[1, 2, 0]] for "
+            f"[['Sherlock', 'Holmes', 'smiled']]; got {describe(y)}.")
+    lookup = {label: i for i, label in enumerate(label_names or [])}
+    rows = []
+    for i, (row, count) in enumerate(zip(y, counts)):
+        row = list(row)
+        if len(row) != count:
+            raise ValueError(
+                f"{owner}: example {i} has {count} words but {len(row)} "
+                f"labels; give one label per word.")
+        ids = []
+        for label in row:
+            if isinstance(label, str):
+                if label not in lookup:
+                    known = label_names or \
+                        "none (pass label_names, or integer labels)"
+                    raise ValueError(
+                        f"{owner}: unknown label {label!r} in example {i}; "
+                        f"known: {known}.")
+                label = lookup[label]
+            if isinstance(label, bool) or not isinstance(
+                    label, (int, np.integer)):
+                raise ValueError(
+                    f"{owner}: labels must be integer class ids or label "
+                    f"names; example {i} holds {describe(label)}.")
+            if num_classes is not None and label >= num_classes:
+                raise ValueError(
+                    f"{owner}: label {label} in example {i} is out of "
+                    f"range for num_classes={num_classes}.")
+            ids.append(int(label))
+        rows.append(ids)
+    if any(rows):
+        return tf.ragged.constant(rows, dtype=tf.int32, ragged_rank=1)
+    return tf.RaggedTensor.from_row_lengths(tf.constant([], tf.int32),
+                                            [0] * len(rows))
+
+
 @register
-class TokenClassifier(Task):
+class TokenClassifier(EncoderHead, Task):
     """A label per word on any encoder (BERT, RoBERTa, XLM-R, DistilBERT,
     ALBERT, ELECTRA, DeBERTa-v3): the backbone's `sequence_output` ->
     dropout -> dense(num_classes) per token, as each family's
@@ -252,18 +296,8 @@ class TokenClassifier(Task):
     ```
     """
 
-    backbone_cls = Backbone
     preprocessor_cls = TokenClassifierPreprocessor
     argument_spec = {"dropout": Optional(FRACTION)}
-
-    @classmethod
-    def check_argument_values(cls, values):
-        super().check_argument_values(values)
-        from kzoo.models.task_wiring import SequenceClassifier
-        backbone = values.get("backbone")
-        checked_family_task(cls.__name__, backbone, SequenceClassifier,
-                            "a text classifier")
-        family_packing(cls.__name__, type(backbone))
 
     def __init__(self, backbone, num_classes=None, preprocessor=None,
                  dropout=None, label_names=None, trainable_backbone=True,
@@ -289,13 +323,6 @@ class TokenClassifier(Task):
         self.trainable_backbone = bool(trainable_backbone)
         backbone.trainable = self.trainable_backbone
 
-    @classmethod
-    def preprocessor_for(cls, preset, **kwargs):
-        """A `TokenClassifierPreprocessor` packing as the preset's family."""
-        packing = family_packing(cls.__name__, preset_backbone_class(preset))
-        return TokenClassifierPreprocessor.from_preset(
-            preset, **{"packing": packing.__name__, **kwargs})
-
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout,
                 "label_names": self.label_names,
@@ -320,45 +347,9 @@ class TokenClassifier(Task):
                                      shuffle)
 
     def _label_ids(self, x, y):
-        """Word labels (ids or names) -> a ragged int32 tensor, checked
-        against the words: one label per word."""
-        name = type(self).__name__
-        words = words_tensor(x, name)
-        if isinstance(y, (list, tuple)) and y and all(
-                isinstance(v, (str, int, np.integer)) for v in y):
-            y = [y]
-        if not isinstance(y, (list, tuple)) or len(y) != words.nrows():
-            raise ValueError(
-                f"{name}: y must hold one list of word labels per example "
-                f"({int(words.nrows())}); got {describe(y)}.")
-        lookup = {label: i for i, label in enumerate(self.label_names or [])}
-        rows = []
-        for i, (row, count) in enumerate(zip(y, words.row_lengths().numpy())):
-            row = list(row)
-            if len(row) != count:
-                raise ValueError(
-                    f"{name}: example {i} has {count} words but {len(row)} "
-                    f"labels; give one label per word.")
-            ids = []
-            for label in row:
-                if isinstance(label, str):
-                    if label not in lookup:
-                        known = self.label_names or \
-                            "none (pass label_names, or integer labels)"
-                        raise ValueError(
-                            f"{name}: unknown label {label!r} in example {i}"
-                            f"; known: {known}.")
-                    label = lookup[label]
-                label = int(label)
-                if label >= self.num_classes:
-                    raise ValueError(
-                        f"{name}: label {label} in example {i} is out of "
-                        f"range for num_classes={self.num_classes}.")
-                ids.append(label)
-            rows.append(ids)
-        return tf.ragged.constant(rows, dtype=tf.int32, ragged_rank=1) \
-            if any(rows) else tf.RaggedTensor.from_row_lengths(
-                tf.constant([], tf.int32), [0] * len(rows))
+        return word_label_ids(words_tensor(x, type(self).__name__), y,
+                              type(self).__name__, self.label_names,
+                              self.num_classes)
 
     def predict_words(self, words, batch_size=32):
         """A label per word (the first piece's argmax): label names when

@@ -76,8 +76,16 @@ def test_preprocessor_bad_text(preprocessor, case):
     bad, phrase = BAD_TEXT[case]
     if preprocessor.min_segments >= 2:
         bad = (bad, bad)
+    if case == "nested_lists" and takes_words(preprocessor):
+        # Lists of words are a word tagger's input: accepted.
+        assert preprocessor(bad)["token_ids"].shape[0] == 2
+        return
     with pytest.raises(ValueError, match=phrase):
         preprocessor(bad)
+
+
+def takes_words(preprocessor):
+    return type(preprocessor).__name__ == "TokenClassifierPreprocessor"
 
 
 def test_preprocessor_wrong_number_of_texts(preprocessor):

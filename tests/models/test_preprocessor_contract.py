@@ -18,8 +18,8 @@ from kzoo.models.preprocessor import Preprocessor
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
                           is_backend_tensor, make_preprocessor, make_task,
                           make_task_preprocessor, model_inputs, params,
-                          per_sequence, tasks_using, tiny_backbone,
-                          backbone_cls_for)
+                          per_sequence, tasks_using, text_dataset,
+                          tiny_backbone, backbone_cls_for)
 
 PREPROCESSORS = params(Preprocessor)
 
@@ -118,10 +118,7 @@ def test_public_packing_steps_return_backend_tensors(preprocessor_cls,
 def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
     preprocessor = built(preprocessor_cls)
     x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
-    elements = x if y is None else (x, y)
-    if y is None and isinstance(x, tuple):
-        elements = (x,)  # a pair travels as one element
-    dataset = tf.data.Dataset.from_tensor_slices(elements).batch(8)
+    dataset = text_dataset(preprocessor_cls, x, y, batch_size=8)
     in_graph = next(iter(dataset.map(preprocessor)))
     for value in keras.tree.flatten(in_graph):
         assert isinstance(value, tf.Tensor)
@@ -140,12 +137,11 @@ def test_first_use_inside_tf_data_unbatched(preprocessor_cls):
     # A fresh preprocessor sets up inside the tf.data trace (as a loaded
     # model's does); dataset.map before .batch: one example at a time.
     preprocessor = make_preprocessor(preprocessor_cls)
-    x = example_texts(preprocessor_cls, 2)
-    elements = (x,) if isinstance(x, tuple) else x
-    dataset = tf.data.Dataset.from_tensor_slices(elements)
+    dataset = text_dataset(preprocessor_cls, example_texts(preprocessor_cls, 2))
     element = next(iter(dataset.map(preprocessor).batch(2)))
-    assert tuple(padding_mask(model_inputs(element)).shape) == \
-        (2, SEQUENCE_LENGTH)
+    # (2, seq), or (2, choices, seq) for multiple choice.
+    shape = tuple(padding_mask(model_inputs(element)).shape)
+    assert shape[0] == 2 and shape[-1] == SEQUENCE_LENGTH
 
 
 # ----------------------------------------------------------------------
@@ -201,7 +197,7 @@ def test_labels_refused_when_made_internally(preprocessor_cls, built):
     preprocessor = built(preprocessor_cls)
     x = example_texts(preprocessor_cls, 1)
     if preprocessor_cls.takes_labels:
-        preprocessor(x, np.array([1]))  # accepted
+        preprocessor(x, example_labels(preprocessor_cls, 1))  # accepted
     else:
         with pytest.raises(ValueError, match="makes its own labels"):
             preprocessor(x, np.array([1]))

@@ -361,7 +361,7 @@ def test_other_families_fit_from_raw_examples(family):
 
 def test_bad_backbone_and_preprocessor():
     from gpt2_testing import tiny_backbone as tiny_gpt2
-    with pytest.raises(ArgumentError, match="packs text pairs"):
+    with pytest.raises(ArgumentError, match="packs text as BERT does"):
         kzoo.QuestionAnswerer(tiny_gpt2(), preprocessor=None)
     roberta = tiny_backbone(kzoo.RobertaBackbone)
     with pytest.raises(ArgumentError, match="RobertaTokenizer"):

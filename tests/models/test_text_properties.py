@@ -103,8 +103,12 @@ def test_preprocessor_outputs_have_the_requested_shape(preprocessor_cls):
            as_pairs=st.booleans())
     def check(texts, other, length, as_pairs):
         preprocessor = built(preprocessor_cls, length)
-        if preprocessor_cls.min_segments >= 2 or (pairs and as_pairs):
-            other = (other * len(texts))[:len(texts)]
+        other = (other * len(texts))[:len(texts)]
+        if preprocessor_cls.__name__ == "TokenClassifierPreprocessor":
+            x = [text.split() for text in texts]  # words
+        elif preprocessor_cls.__name__ == "MultipleChoicePreprocessor":
+            x = (texts, [[choice, choice + "a"] for choice in other])
+        elif preprocessor_cls.min_segments >= 2 or (pairs and as_pairs):
             x = (texts, other)
         else:
             x = texts
@@ -117,8 +121,10 @@ def test_preprocessor_outputs_have_the_requested_shape(preprocessor_cls):
         # Token ids, or a word's character ids (ELMo: one more axis).
         name, limit = (("token_ids", size) if "token_ids" in inputs
                        else ("character_ids", NUM_CHARACTERS))
-        assert inputs[name].shape[:2] == (len(texts), length)
-        assert inputs["padding_mask"].shape == (len(texts), length)
+        # (batch, seq); multiple choice: (batch, choices, seq).
+        mask = inputs["padding_mask"]
+        assert mask.shape[0] == len(texts) and mask.shape[-1] == length
+        assert inputs[name].shape[:mask.ndim] == mask.shape
         assert set(np.unique(inputs["padding_mask"])) <= {0, 1}
         assert inputs[name].min() >= 0
         assert inputs[name].max() < limit

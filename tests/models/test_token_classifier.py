@@ -55,7 +55,7 @@ def test_bpe_words_are_spelled_as_in_a_sentence():
     """RoBERTa's pieces for words given one by one are its pieces for the
     same words in running text (each word after a space)."""
     preprocessor = kzoo.TokenClassifierPreprocessor.from_preset(
-        ROBERTA_PRESET, packing="RobertaPreprocessor", sequence_length=24)
+        ROBERTA_PRESET, sequence_length=24)
     words = ["Elizabeth", "walked", "to", "Meryton."]
     x = preprocessor([words])
     text = kzoo.RobertaPreprocessor.from_preset(

@@ -59,6 +59,8 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
     ```
     """
 
+    draws_per_call = True  # fresh masks on every call
+
     argument_spec = {"masking": OneOf(MASKING_MODES, noun="masking mode")}
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
@@ -131,7 +133,17 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
         return dict(zip(SPAN_INPUTS, outputs))
 
     def call(self, x, y=None, sample_weight=None):
-        x, mask_ids, weights = self._mask(self._pack(x))
+        prepared = self.prepare(x, y, sample_weight)
+        return self.draw(*(prepared if isinstance(prepared, tuple)
+                           else (prepared,)))
+
+    def prepare(self, x, y=None, sample_weight=None):
+        # Tokenized and packed once; masked per batch (`draw`).
+        return keras.utils.pack_x_y_sample_weight(self._pack(x), y,
+                                                  sample_weight)
+
+    def draw(self, x, y=None, sample_weight=None):
+        x, mask_ids, weights = self._mask(x)
         return keras.utils.pack_x_y_sample_weight(x, mask_ids, weights)
 
     def get_config(self):

@@ -28,8 +28,8 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
     # The sentence-level task's output name (ALBERT's is "sop").
     sentence_task = "nsp"
 
-    def call(self, x, y=None, sample_weight=None):
-        x, mask_ids, weights = self._mask(self._pack(x))
+    def draw(self, x, y=None, sample_weight=None):
+        x, mask_ids, weights = self._mask(x)
         if y is None:
             return x
         targets = {"mlm": mask_ids, self.sentence_task: y}
