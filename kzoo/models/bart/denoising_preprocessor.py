@@ -109,18 +109,34 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         flat = np.concatenate(rows) if rows else np.zeros(0, "int64")
         return flat.astype("int64"), splits.astype("int64")
 
-    def call(self, x, y=None, sample_weight=None):
+    # `fit` tokenizes in-memory text once (`prepare`) and noises every
+    # batch of every epoch (`draw`); a direct call does both.
+    def prepare(self, x, y=None, sample_weight=None):
+        """Texts -> their token ids, cut to leave room for `<s>` and
+        `</s>`, right-padded with -1 to that room: `(batch, room)`."""
         ids, single = self._tokenize(x)
-        # The target is the text as the encoder could have held it.
-        ids = tf.cast(ids[:, :self.sequence_length
-                          - self.special_token_count(1)], "int64")
+        room = self.sequence_length - self.special_token_count(1)
+        dense = tf.cast(ids[:, :room], "int32").to_tensor(
+            default_value=-1, shape=[None, room])
+        return dense[0] if single else dense
+
+    def draw(self, prepared):
+        """`prepare`'s ids -> `(x, labels, weights)`: the encoder reads
+        them noised, the decoder learns them as they are."""
+        single = prepared.shape.rank == 1
+        if single:
+            prepared = prepared[tf.newaxis]
+        ids = tf.RaggedTensor.from_tensor(tf.cast(prepared, "int64"),
+                                          padding=-1)
         values, splits = tf.numpy_function(
-            self._noise_batch,
-            [ids.flat_values, tf.cast(ids.row_splits, "int64")],
+            self._noise_batch, [ids.flat_values, ids.row_splits],
             [tf.int64, tf.int64], stateful=True)
         noised = tf.RaggedTensor.from_row_splits(
             tf.reshape(values, [-1]), tf.reshape(splits, [-1]))
         return self.pack_pairs(noised, ids, single)
+
+    def call(self, x, y=None, sample_weight=None):
+        return self.draw(self.prepare(x))
 
     def get_config(self):
         config = super().get_config()
