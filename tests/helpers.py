@@ -404,3 +404,24 @@ def check_preset(name, backbone_cls, tokenizer_cls=None, build=True):
         assert backbone.get_config() == backbone_cls.from_config(
             config).get_config()
     return preset
+
+
+def run_guide_smoke(guide, timeout):
+    """Run `guides/<guide>` in its smoke mode (KZOO_GUIDE_SMOKE=1) in a
+    fresh interpreter on the current backend; its output, after checking
+    that it exited 0."""
+    import os
+    import subprocess
+    import sys
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "KERAS_BACKEND": keras.backend.backend(),
+           "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
+           "PYTHONPATH": os.pathsep.join([str(repo),
+                                          os.environ.get("PYTHONPATH", "")])}
+    env.pop("XLA_FLAGS", None)  # the guide runs as a user runs it
+    output = subprocess.run([sys.executable, str(repo / "guides" / guide)],
+                            env=env, capture_output=True, text=True,
+                            timeout=timeout)
+    text = output.stdout + output.stderr
+    assert output.returncode == 0, text[-3000:]
+    return text

@@ -3,29 +3,17 @@
 pieces and their labels, baseline, fit, entity scores, tagging. Once per
 suite (the first backend's pass): it starts a fresh interpreter."""
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-GUIDE = REPO / "guides" / "token_classification.py"
+from helpers import run_guide_smoke
 
 
 @pytest.mark.once
 def test_guide_smoke_run():
-    env = {**os.environ, "KERAS_BACKEND": keras.backend.backend(),
-           "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
-           "PYTHONPATH": os.pathsep.join([str(REPO),
-                                          os.environ.get("PYTHONPATH", "")])}
-    output = subprocess.run([sys.executable, str(GUIDE)], env=env,
-                            capture_output=True, text=True, timeout=900)
-    text = output.stdout + output.stderr
-    assert output.returncode == 0, text[-3000:]
+    text = run_guide_smoke("token_classification.py", timeout=900)
     assert "32 training sentences, 16 test sentences" in text
     # The label sits on each word's first piece; "mr." is two pieces.
     assert "pieces: ['[CLS]', 'mr', '.', 'darcy', 'walked', '[SEP]']" in text

@@ -3,30 +3,17 @@ the three ULMFiT stages and the from-scratch baseline. Each language-model
 stage must lower the target text's perplexity. Marked large: the smoke run
 takes minutes on a loaded CPU."""
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-GUIDE = REPO / "guides" / "ulmfit.py"
+from helpers import run_guide_smoke
 
 
 @pytest.mark.large
 def test_guide_smoke_run():
-    env = {**os.environ, "KERAS_BACKEND": keras.backend.backend(),
-           "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
-           "PYTHONPATH": os.pathsep.join([str(REPO),
-                                          os.environ.get("PYTHONPATH", "")])}
-    env.pop("XLA_FLAGS", None)
-    output = subprocess.run([sys.executable, str(GUIDE)], env=env,
-                            capture_output=True, text=True, timeout=1200)
-    text = output.stdout + output.stderr
-    assert output.returncode == 0, text[-3000:]
+    text = run_guide_smoke("ulmfit.py", timeout=1200)
     found = re.search(r"random (\d+), after general LM (\d+), after target "
                       r"fine-tuning (\d+)", text)
     assert found, text[-3000:]

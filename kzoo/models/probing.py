@@ -17,7 +17,7 @@ layer's pooled features from one forward pass) and fits a softmax
 classifier (one `keras.layers.Dense`) per layer on them.
 
 ```python
-results = kzoo.training.probe_layers(
+results = kzoo.models.probing.probe_layers(
     backbone, preprocessor, train_texts, train_labels,
     validation_data=(val_texts, val_labels), pooling="mean", epochs=20)
 for result in results:
@@ -29,6 +29,9 @@ import dataclasses
 
 import keras
 import numpy as np
+
+from kzoo.models.backbone import _BLOCK_NAME, Backbone
+from kzoo.models.bert.text_embedder import TokenPooling
 
 
 # "token": no pooling, one example per labelled token (token-level probes).
@@ -51,7 +54,6 @@ def hidden_states(backbone):
     call; where each of the `num_layers` layers runs `k` blocks in turn
     (ALBERT's inner groups), every k-th call starts a layer.
     """
-    from kzoo.models.backbone import Backbone
     name = type(backbone).__name__
     if not isinstance(backbone, Backbone):
         hint = (" Pass its `.backbone`." if isinstance(
@@ -93,7 +95,7 @@ def hidden_states_model(backbone):
 
     Example:
     ```python
-    model = kzoo.training.hidden_states_model(backbone)
+    model = kzoo.models.probing.hidden_states_model(backbone)
     states = model(inputs)  # [embeddings, layer 1, ..., sequence_output]
     len(states) == backbone.num_layers + 1
     ```
@@ -122,8 +124,6 @@ def _sequence_output(backbone):
 def _block_calls(backbone):
     """The calls (graph nodes) of the backbone's numbered blocks, in the
     order the graph runs them."""
-    # Imported here: kzoo.models imports kzoo.training.
-    from kzoo.models.backbone import _BLOCK_NAME
     # Keras' functional graph, as `map_graph` ordered it when the backbone
     # was built (the public API lists layers, not the calls of each).
     by_depth = backbone._nodes_by_depth  # depth 0: the outputs' nodes
@@ -191,7 +191,6 @@ def _feature_model(backbone, pooling):
             "real tokens cannot be told from padding for pooling.")
     if pooling == "token":
         return hidden_states_model(backbone)
-    from kzoo.models.bert.text_embedder import TokenPooling
     pool = TokenPooling(pooling, name="probe_pooling")
     mask = backbone.input["padding_mask"]
     return keras.Model(
@@ -279,7 +278,7 @@ def probe_layers(backbone, preprocessor, x, y, validation_data=None,
     ```python
     backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased")
     preprocessor = kzoo.BertPreprocessor.from_preset("bert_tiny_en_uncased")
-    results = kzoo.training.probe_layers(
+    results = kzoo.models.probing.probe_layers(
         backbone, preprocessor, texts, labels,
         validation_data=(val_texts, val_labels), pooling="mean")
     best = max(results, key=lambda r: r.validation_accuracy)
