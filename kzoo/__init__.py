@@ -115,6 +115,14 @@ from kzoo.models.t5 import (
     T5Seq2SeqLM,
     T5Tokenizer,
 )
+from kzoo.models.bart import (
+    BartBackbone,
+    BartDenoisingLM,
+    BartDenoisingPreprocessor,
+    BartSeq2SeqLM,
+    BartSeq2SeqLMPreprocessor,
+    BartTokenizer,
+)
 from kzoo import convert  # after the models: converters build them
 
 __version__ = "0.1.0"

@@ -53,6 +53,7 @@ from kzoo.models.registry import get_class
 # adds its lines here and in FAMILY_MODULES.
 MODEL_TYPE_MODULES = {
     "albert": "albert",
+    "bart": "bart",
     "bert": "bert",
     "distilbert": "distil_bert",
     "electra": "electra",
@@ -65,6 +66,7 @@ MODEL_TYPE_MODULES = {
 # kzoo backbone family -> its converter module (for export).
 FAMILY_MODULES = {
     "albert": "albert",
+    "bart": "bart",
     "bert": "bert",
     "distil_bert": "distil_bert",
     "electra": "electra",

@@ -43,6 +43,9 @@ class Seq2SeqPreprocessor(Preprocessor):
     def __init__(self, tokenizer, sequence_length=512, target_length=None,
                  **kwargs):
         super().__init__(tokenizer, sequence_length, **kwargs)
+        # The encoder's length first: a target_length left to default
+        # to it would otherwise be blamed for a too-short sequence_length.
+        self.check_sequence_length(self.min_segments)
         if target_length is None:
             target_length = sequence_length
         if isinstance(target_length, bool) or not isinstance(
@@ -108,8 +111,8 @@ class Seq2SeqPreprocessor(Preprocessor):
         `target_length`.
 
         For ids made another way, inside `tf.data` too: span corruption's
-        (`kzoo.preprocessing.span_corruption.SpanCorrupter`) for
-        pretraining.
+        (`kzoo.preprocessing.span_corruption.SpanCorrupter`) for T5's
+        pretraining, BART's noised text (`BartDenoisingPreprocessor`).
         """
         self._ensure_setup()
         token_ids, padding_mask = self._pack_ids(input_ids,

@@ -1,0 +1,151 @@
+"""BART's pretraining objective as a preprocessor: raw text in, (noised
+text -> original text) pairs out, fresh noise at every call."""
+
+import numpy as np
+import tensorflow as tf
+
+from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
+from kzoo.models.registry import register
+from kzoo.preprocessing.text_infilling import (permute_sentences,
+                                               text_infilling)
+
+# Tokens after which a sentence ends (byte-level BPE spells them alone).
+SENTENCE_END_TOKENS = (".", "!", "?")
+
+
+@register
+class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
+    """Texts -> BART's denoising pretraining examples: the encoder reads
+    `<s> noised </s>`, the decoder learns `<s> text </s>` (the text cut to
+    `sequence_length`), as `BartSeq2SeqLM` trains on any pair.
+
+    The noise is BART's (`kzoo.preprocessing.text_infilling`): sentence
+    permutation, then text infilling over whole words (30% of the words,
+    Poisson(3) spans, each one `<mask>`). It is drawn in `tf.data` with
+    NumPy at each call, so every epoch sees new noise; `seed` makes the
+    sequence of draws reproducible.
+
+    Args:
+        tokenizer: a `BartTokenizer`.
+        sequence_length: encoder and decoder length.
+        noise_density, poisson_lambda: text infilling's share of words and
+            mean span length.
+        sentence_permutation: shuffle the sentences first.
+        random_token_ratio: the share of spans that become a random token
+            instead of `<mask>`.
+        seed: seed of the noise.
+
+    Example:
+    ```python
+    preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
+        "bart_base_en", sequence_length=128, seed=0)
+    x, y, weights = preprocessor(["Raw text to pretrain on."])
+    # kzoo.BartDenoisingLM trains on it from raw texts.
+    ```
+    """
+
+    min_segments = 1
+    max_segments = 1
+    segments_hint = ("Pass raw texts: the noised input and its target are "
+                     "both made from each.")
+    draws_per_call = True  # fresh noise on every call (every epoch)
+
+    def __init__(self, tokenizer, sequence_length=512, target_length=None,
+                 noise_density=0.3, poisson_lambda=3.0,
+                 sentence_permutation=True, random_token_ratio=0.0,
+                 seed=None, **kwargs):
+        super().__init__(tokenizer, sequence_length,
+                         target_length=target_length, **kwargs)
+        for name, value in (("noise_density", noise_density),
+                            ("random_token_ratio", random_token_ratio)):
+            if not isinstance(value, (int, float)) or \
+                    isinstance(value, bool) or not 0 <= value < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be in "
+                                 f"[0, 1); got {value!r}.")
+        if not isinstance(poisson_lambda, (int, float)) or \
+                isinstance(poisson_lambda, bool) or poisson_lambda <= 0:
+            raise ValueError(f"{type(self).__name__}: poisson_lambda must "
+                             f"be > 0; got {poisson_lambda!r}.")
+        self.noise_density = float(noise_density)
+        self.poisson_lambda = float(poisson_lambda)
+        self.sentence_permutation = bool(sentence_permutation)
+        self.random_token_ratio = float(random_token_ratio)
+        self.seed = seed
+
+    def setup(self):
+        super().setup()
+        tokenizer = self.tokenizer
+        self._rng = np.random.default_rng(self.seed)
+        self._word_starts = tokenizer.word_start_table()
+        self._mask_token_id = tokenizer.mask_token_id
+        size = tokenizer.vocabulary_size
+        ends = np.zeros(size, bool)
+        for token in SENTENCE_END_TOKENS:
+            token_id = tokenizer.token_to_id(token)
+            if token_id is not None and 0 <= token_id < size:
+                ends[token_id] = True
+        self._sentence_ends = ends
+        self._random_token_ids = np.setdiff1d(
+            np.arange(size), tokenizer.special_token_ids)
+
+    def noise(self, token_ids):
+        """One text's ids (no special tokens) -> its noised ids (NumPy)."""
+        self._ensure_setup()
+        ids = np.asarray(token_ids, "int64")
+        if self.sentence_permutation:
+            ids = permute_sentences(ids, self._sentence_ends[ids], self._rng)
+        return text_infilling(
+            ids, self._rng, self._mask_token_id,
+            word_starts=self._word_starts[ids],
+            noise_density=self.noise_density,
+            poisson_lambda=self.poisson_lambda,
+            random_token_ratio=self.random_token_ratio,
+            random_token_ids=self._random_token_ids)
+
+    def _noise_batch(self, values, row_splits):
+        rows = [self.noise(values[a:b])
+                for a, b in zip(row_splits[:-1], row_splits[1:])]
+        splits = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        flat = np.concatenate(rows) if rows else np.zeros(0, "int64")
+        return flat.astype("int64"), splits.astype("int64")
+
+    # `fit` tokenizes in-memory text once (`prepare`) and noises every
+    # batch of every epoch (`draw`); a direct call does both.
+    def prepare(self, x, y=None, sample_weight=None):
+        """Texts -> their token ids, cut to leave room for `<s>` and
+        `</s>`, right-padded with -1 to that room: `(batch, room)`."""
+        ids, single = self._tokenize(x)
+        room = self.sequence_length - self.special_token_count(1)
+        dense = tf.cast(ids[:, :room], "int32").to_tensor(
+            default_value=-1, shape=[None, room])
+        return dense[0] if single else dense
+
+    def draw(self, prepared):
+        """`prepare`'s ids -> `(x, labels, weights)`: the encoder reads
+        them noised, the decoder learns them as they are."""
+        single = prepared.shape.rank == 1
+        if single:
+            prepared = prepared[tf.newaxis]
+        ids = tf.RaggedTensor.from_tensor(tf.cast(prepared, "int64"),
+                                          padding=-1)
+        values, splits = tf.numpy_function(
+            self._noise_batch, [ids.flat_values, ids.row_splits],
+            [tf.int64, tf.int64], stateful=True)
+        noised = tf.RaggedTensor.from_row_splits(
+            tf.reshape(values, [-1]), tf.reshape(splits, [-1]))
+        outputs = self.pack_ids(noised, ids)
+        if single:
+            outputs = tf.nest.map_structure(lambda t: t[0], outputs)
+        return outputs
+
+    def call(self, x, y=None, sample_weight=None):
+        return self.draw(self.prepare(x))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"noise_density": self.noise_density,
+                       "poisson_lambda": self.poisson_lambda,
+                       "sentence_permutation": self.sentence_permutation,
+                       "random_token_ratio": self.random_token_ratio,
+                       "seed": self.seed})
+        return config
