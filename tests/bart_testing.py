@@ -28,14 +28,15 @@ HF_CONFIGS = {
 SEEDS = {"odd24": 6, "odd20": 2}
 
 
-def make_hf_bart(name, seed=None, architecture="BartForConditionalGeneration"):
+def make_hf_bart(name, seed=None, architecture="BartForConditionalGeneration",
+                 **overrides):
     """A random `transformers` BART with every parameter randomised
     (LayerNorm scales too, and `final_logits_bias`), so a swapped or
-    missed tensor cannot pass."""
+    missed tensor cannot pass. `overrides`: config fields (`num_labels`)."""
     import torch
     import transformers
     seed = SEEDS[name] if seed is None else seed
-    config = transformers.BartConfig(**HF_CONFIGS[name])
+    config = transformers.BartConfig(**{**HF_CONFIGS[name], **overrides})
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = getattr(transformers, architecture)(config).eval()
