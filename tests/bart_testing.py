@@ -98,8 +98,9 @@ def make_tiny_bart(**overrides):
     return kzoo.BartBackbone(**{**TINY_BART, **overrides})
 
 
-def fit_batch_losses(lm, x, batch_size):
-    """Fit `lm` for one epoch on raw `x` and return each batch's loss.
+def fit_batch_losses(lm, x, batch_size, y=None):
+    """Fit `lm` for one epoch on raw `x` (and labels `y`) and return each
+    batch's loss.
     One epoch: each one builds a new tf.data pipeline, whose byte-level
     BPE tables cost seconds to set up. Keras logs the epoch's running
     mean; with equal batches the k-th batch's loss is
@@ -111,7 +112,7 @@ def fit_batch_losses(lm, x, batch_size):
         def on_train_batch_end(self, batch, logs=None):
             means.append(float(logs["loss"]))
 
-    lm.fit(x, batch_size=batch_size, epochs=1, verbose=0,
+    lm.fit(x, y, batch_size=batch_size, epochs=1, verbose=0,
            shuffle=False, callbacks=[Record()])
     means = np.asarray(means)
     steps = np.arange(1, len(means) + 1)
