@@ -69,22 +69,6 @@ def test_tf_data_examples_pack_as_batches():
             np.testing.assert_array_equal(got, want)
 
 
-def test_predict_words_and_entities():
-    task = tagger(sequence_length=5)  # room for 3 words
-    predicted = task.predict_words(WORDS)
-    assert [len(row) for row in predicted] == [5, 2]
-    assert predicted[0][3:] == [None, None]  # cut off
-    assert all(label in LABELS for label in predicted[0][:3] + predicted[1])
-    ids = kzoo.ElmoTokenTagger(task.backbone, preprocessor=task.preprocessor,
-                               num_classes=5).predict_words(WORDS[1:])
-    assert all(isinstance(i, int) for i in ids[0])
-    scores = task.evaluate_entities(WORDS, TAGS)
-    assert scores == entity_scores(
-        TAGS, [[label or "O" for label in row] for row in predicted])
-    logits = to_numpy(task.predict(WORDS, verbose=0))
-    assert logits.shape == (2, 5, len(LABELS))
-
-
 def test_fit_lowers_the_loss_on_austen_entities(tmp_path):
     keras.utils.set_random_seed(0)
     words, tags = kzoo.datasets.austen_entities(max_words=10)
@@ -95,6 +79,13 @@ def test_fit_lowers_the_loss_on_austen_entities(tmp_path):
     task.fit(words, tags, epochs=3, batch_size=32, verbose=0)
     after = task.evaluate(words, tags, verbose=0, return_dict=True)["loss"]
     assert after < 0.7 * before
+    # A label per word, None past the sequence length (room for 10).
+    predicted = task.predict_words(WORDS + [words[0] + ["x"] * 12])
+    assert [len(row) for row in predicted] == [5, 2, len(words[0]) + 12]
+    assert predicted[2][10:] == [None] * (len(predicted[2]) - 10)
+    assert all(label in LABELS for label in predicted[0] + predicted[1])
+    scores = task.evaluate_entities(WORDS, TAGS)
+    assert scores == entity_scores(TAGS, predicted[:2])
     loaded = check_task_preset(task, tmp_path)
     np.testing.assert_allclose(to_numpy(loaded.predict(WORDS, verbose=0)),
                                to_numpy(task.predict(WORDS, verbose=0)),
