@@ -100,6 +100,8 @@ from kzoo.models.elmo import (
     ElmoPreprocessor,
     ElmoTextClassifier,
     ElmoTokenizer,
+    ElmoTokenTagger,
+    ElmoTokenTaggerPreprocessor,
 )
 from kzoo.models.awd_lstm import (
     AwdLstmBackbone,

@@ -170,7 +170,7 @@ def example_texts(preprocessor_cls, n=len(TEXTS)):
     words for a token classifier, (contexts, choices) for multiple
     choice."""
     name = preprocessor_cls.__name__
-    if name == "TokenClassifierPreprocessor":
+    if getattr(preprocessor_cls, "takes_words", False):  # word taggers
         return [text.split() for text in TEXTS[:n]]
     if name == "MultipleChoicePreprocessor":
         return (TEXTS[:n], [[second, "another choice"]
@@ -183,7 +183,7 @@ def example_texts(preprocessor_cls, n=len(TEXTS)):
 def example_labels(preprocessor_cls, n=len(TEXTS)):
     if not preprocessor_cls.takes_labels:
         return None
-    if preprocessor_cls.__name__ == "TokenClassifierPreprocessor":
+    if getattr(preprocessor_cls, "takes_words", False):
         return [[i % 2 for i, _ in enumerate(text.split())]
                 for text in TEXTS[:n]]
     return np.arange(n, dtype="int32") % 2
@@ -195,7 +195,7 @@ def text_dataset(preprocessor_cls, x, y=None, batch_size=None):
     classifier's word lists (and word labels) as ragged tensors, batched
     with `ragged_batch`. Unbatched when `batch_size` is None."""
     import tensorflow as tf
-    words = preprocessor_cls.__name__ == "TokenClassifierPreprocessor"
+    words = getattr(preprocessor_cls, "takes_words", False)
     if words:
         x = tf.ragged.constant(x, dtype=tf.string)
         y = None if y is None else tf.ragged.constant(y, dtype=tf.int32)

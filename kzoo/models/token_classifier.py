@@ -18,8 +18,54 @@ from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
 
 
+class WordsPreprocessor(Preprocessor):
+    """Base of the word taggers' preprocessors: `x` is words (a list of
+    word lists, one list of words, or a tf string tensor, ragged or dense,
+    batched or one example inside `tf.data`), `y` integer word labels (a
+    negative id: no loss for that word). Checks the input, then packs it
+    in `_call_batched(words, labels, sample_weight)` (ragged tf, a batch)
+    -> `(x, y, sample_weight)`."""
+
+    input_description = ("words: a list of examples, each a list of word "
+                         "strings (e.g. [['Sherlock', 'Holmes', 'smiled']])")
+    # The test adapters feed word lists to classes that say so.
+    takes_words = True
+
+    def text_segments(self, x):
+        """Words: a list of word lists (or one word list), checked, as a
+        ragged tf string tensor `(batch, words)`; a tf string tensor
+        (ragged or dense) as it is."""
+        if isinstance(x, tuple):
+            raise ValueError(self._segments_message(len(x)))
+        self._ensure_setup()
+        self.check_sequence_length(1)
+        return (words_tensor(x, type(self).__name__),)
+
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        words = self.text_segments(x)[0]
+        if y is not None and not isinstance(y, (tf.Tensor, tf.RaggedTensor)):
+            y = word_label_ids(words, y, type(self).__name__)
+        if tf.executing_eagerly():
+            return eager_outputs(self.call(words, y, sample_weight))
+        # In tf.data: the graph traced once per input signature.
+        return self.traced()(words, y, sample_weight)
+
+    def call(self, x, y=None, sample_weight=None):
+        # One example at a time (tf.data's map before batch): its words
+        # are a vector; packed as a batch of one, then unwrapped.
+        if x.shape.rank == 1:
+            outputs = self.call(
+                x[tf.newaxis], None if y is None else y[tf.newaxis],
+                None if sample_weight is None else sample_weight[tf.newaxis])
+            return tf.nest.map_structure(lambda value: value[0], outputs)
+        return self._call_batched(x, y, sample_weight)
+
+    def _call_batched(self, x, y=None, sample_weight=None):
+        raise NotImplementedError
+
+
 @register
-class TokenClassifierPreprocessor(Preprocessor):
+class TokenClassifierPreprocessor(WordsPreprocessor):
     """Words (one list of words per example) and word labels -> the
     family's packed inputs, a label per token and a loss weight per token.
 
@@ -53,8 +99,6 @@ class TokenClassifierPreprocessor(Preprocessor):
     """
 
     tokenizer_cls = Tokenizer
-    input_description = ("words: a list of examples, each a list of word "
-                         "strings (e.g. [['Sherlock', 'Holmes', 'smiled']])")
 
     def __init__(self, tokenizer, sequence_length=512,
                  label_all_pieces=False, **kwargs):
@@ -84,36 +128,6 @@ class TokenClassifierPreprocessor(Preprocessor):
             end_value=marks(family.end_value),
             sep_value=marks(family.sep_value),
             pad_value=PAD_MARK, truncate=family.truncate)
-
-    # ------------------------------------------------------------------
-    def text_segments(self, x):
-        """Words: a list of word lists (or one word list), checked, as a
-        ragged tf string tensor `(batch, words)`; a tf string tensor
-        (ragged or dense) as it is."""
-        if isinstance(x, tuple):
-            raise ValueError(self._segments_message(len(x)))
-        self._ensure_setup()
-        self.check_sequence_length(1)
-        return (words_tensor(x, type(self).__name__),)
-
-    def __call__(self, x, y=None, sample_weight=None, **kwargs):
-        words = self.text_segments(x)[0]
-        if y is not None and not isinstance(y, (tf.Tensor, tf.RaggedTensor)):
-            y = word_label_ids(words, y, type(self).__name__)
-        if tf.executing_eagerly():
-            return eager_outputs(self.call(words, y, sample_weight))
-        # In tf.data: the graph traced once per input signature.
-        return self.traced()(words, y, sample_weight)
-
-    def call(self, x, y=None, sample_weight=None):
-        # One example at a time (tf.data's map before batch): its words
-        # are a vector; packed as a batch of one, then unwrapped.
-        if x.shape.rank == 1:
-            outputs = self.call(
-                x[tf.newaxis], None if y is None else y[tf.newaxis],
-                None if sample_weight is None else sample_weight[tf.newaxis])
-            return tf.nest.map_structure(lambda value: value[0], outputs)
-        return self._call_batched(x, y, sample_weight)
 
     def word_pieces(self, words):
         """`(batch, words)` ragged strings -> the packed inputs, and per
@@ -261,8 +275,55 @@ def word_label_ids(words, y, owner, label_names=None, num_classes=None):
                                             [0] * len(rows))
 
 
+class WordTagger:
+    """Mixin for the word taggers' tasks (`TokenClassifier`,
+    `ElmoTokenTagger`): word labels (ids, or names with `label_names`) in
+    `fit`/`evaluate`, `predict_words`, `evaluate_entities`. Subclasses
+    implement `word_class_ids(words)`: a batch of words (ragged tf) -> per
+    example a class id per word (None: the word was cut off)."""
+
+    def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                      shuffle=False):
+        if y is not None and not isinstance(x, tf.data.Dataset) and \
+                self.preprocessor is not None:
+            y = self._label_ids(x, y)
+        return super()._make_dataset(x, y, sample_weight, batch_size,
+                                     shuffle)
+
+    def _label_ids(self, x, y):
+        return word_label_ids(words_tensor(x, type(self).__name__), y,
+                              type(self).__name__, self.label_names,
+                              self.num_classes)
+
+    def predict_words(self, words, batch_size=32):
+        """A label per word: label names when the task has `label_names`,
+        else class ids; None for a word the sequence length cut off."""
+        if self.preprocessor is None:
+            raise ValueError("predict_words needs the task's preprocessor.")
+        x = words_tensor(words, type(self).__name__)
+        results = []
+        for start in range(0, int(x.nrows()), batch_size):
+            for row in self.word_class_ids(x[start:start + batch_size]):
+                results.append([
+                    label if label is None or not self.label_names
+                    else self.label_names[label] for label in row])
+        return results
+
+    def evaluate_entities(self, words, tags, scheme=None, batch_size=32):
+        """Entity-level precision, recall and F1 of `predict_words` against
+        `tags` (lists of BIO/BIOES label names; needs `label_names`). A
+        word cut off by the sequence length counts as "O"."""
+        from kzoo.metrics import entity_scores
+        if not self.label_names:
+            raise ValueError("evaluate_entities needs label_names (tags "
+                             "such as 'B-PER').")
+        predicted = [[label or "O" for label in row]
+                     for row in self.predict_words(words, batch_size)]
+        return entity_scores(tags, predicted, scheme=scheme)
+
+
 @register
-class TokenClassifier(EncoderHead, Task):
+class TokenClassifier(WordTagger, EncoderHead, Task):
     """A label per word on any encoder (BERT, RoBERTa, XLM-R, DistilBERT,
     ALBERT, ELECTRA, DeBERTa-v3): the backbone's `sequence_output` ->
     dropout -> dense(num_classes) per token, as each family's
@@ -302,7 +363,8 @@ class TokenClassifier(EncoderHead, Task):
     def __init__(self, backbone, num_classes=None, preprocessor=None,
                  dropout=None, label_names=None, trainable_backbone=True,
                  **kwargs):
-        num_classes, label_names = _check_labels(num_classes, label_names)
+        num_classes, label_names = check_labels(num_classes, label_names,
+                                            type(self).__name__)
         dropout = backbone.dropout if dropout is None else float(dropout)
         # === Layers ===
         dropout_layer = keras.layers.Dropout(
@@ -335,79 +397,44 @@ class TokenClassifier(EncoderHead, Task):
                 "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(
                     name="accuracy")]}
 
-    # ------------------------------------------------------------------
-    # Word labels
-    # ------------------------------------------------------------------
-    def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                      shuffle=False):
-        if y is not None and not isinstance(x, tf.data.Dataset) and \
-                self.preprocessor is not None:
-            y = self._label_ids(x, y)
-        return super()._make_dataset(x, y, sample_weight, batch_size,
-                                     shuffle)
-
-    def _label_ids(self, x, y):
-        return word_label_ids(words_tensor(x, type(self).__name__), y,
-                              type(self).__name__, self.label_names,
-                              self.num_classes)
-
-    def predict_words(self, words, batch_size=32):
-        """A label per word (the first piece's argmax): label names when
-        the task has `label_names`, else class ids; None for a word the
-        sequence length cut off (or that has no piece)."""
-        if self.preprocessor is None:
-            raise ValueError("predict_words needs the task's preprocessor.")
-        x = words_tensor(words, type(self).__name__)
+    def word_class_ids(self, words):
+        """A batch of words (ragged tf) -> per example, the class id of
+        each word (its first piece's argmax), None for a word the sequence
+        length cut off (or that has no piece)."""
+        inputs, side = self.preprocessor.word_pieces(words)
+        logits = keras.ops.convert_to_numpy(self.predict_on_batch(
+            {k: keras.ops.convert_to_tensor(v.numpy())
+             for k, v in inputs.items()}))
+        best = logits.argmax(-1)
+        index = side["word_index"].numpy()
+        first = side["first"].numpy() > 0
         results = []
-        for start in range(0, int(x.nrows()), batch_size):
-            batch = x[start:start + batch_size]
-            inputs, side = self.preprocessor.word_pieces(batch)
-            logits = keras.ops.convert_to_numpy(self.predict_on_batch(
-                {k: keras.ops.convert_to_tensor(v.numpy())
-                 for k, v in inputs.items()}))
-            best = logits.argmax(-1)
-            index = side["word_index"].numpy()
-            first = side["first"].numpy() > 0
-            for row, count in enumerate(batch.row_lengths().numpy()):
-                labels = [None] * int(count)
-                for position in np.flatnonzero(first[row] &
-                                               (index[row] >= 0)):
-                    label = int(best[row, position])
-                    labels[index[row, position]] = (
-                        self.label_names[label] if self.label_names
-                        else label)
-                results.append(labels)
+        for row, count in enumerate(words.row_lengths().numpy()):
+            labels = [None] * int(count)
+            for position in np.flatnonzero(first[row] & (index[row] >= 0)):
+                labels[index[row, position]] = int(best[row, position])
+            results.append(labels)
         return results
 
-    def evaluate_entities(self, words, tags, scheme=None, batch_size=32):
-        """Entity-level precision, recall and F1 of `predict_words` against
-        `tags` (lists of BIO/BIOES label names; needs `label_names`). A
-        word cut off by the sequence length counts as "O"."""
-        from kzoo.metrics import entity_scores
-        if not self.label_names:
-            raise ValueError("evaluate_entities needs label_names (tags "
-                             "such as 'B-PER').")
-        predicted = [[label or "O" for label in row]
-                     for row in self.predict_words(words, batch_size)]
-        return entity_scores(tags, predicted, scheme=scheme)
 
-
-def _check_labels(num_classes, label_names):
+def check_labels(num_classes, label_names, owner):
+    """`num_classes` and `label_names` checked and made to agree:
+    `(num_classes, label_names or None)`."""
     if label_names is not None:
         label_names = [str(name) for name in label_names]
         if len(set(label_names)) != len(label_names) or len(label_names) < 1:
             raise ValueError(
-                f"TokenClassifier: label_names must be distinct names, one "
+                f"{owner}: label_names must be distinct names, one "
                 f"per class; got {label_names!r}.")
         if num_classes is not None and num_classes != len(label_names):
             raise ValueError(
-                f"TokenClassifier: num_classes={num_classes} but "
+                f"{owner}: num_classes={num_classes} but "
                 f"{len(label_names)} label_names; give one or make them "
                 f"agree.")
         num_classes = len(label_names)
     if isinstance(num_classes, bool) or not isinstance(
             num_classes, (int, np.integer)) or num_classes < 1:
         raise ValueError(
-            f"TokenClassifier: num_classes must be a positive integer (or "
+            f"{owner}: num_classes must be a positive integer (or "
             f"pass label_names); got {describe(num_classes)}.")
     return int(num_classes), label_names

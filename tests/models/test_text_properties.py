@@ -110,7 +110,7 @@ def test_preprocessor_outputs_have_the_requested_shape(preprocessor_cls):
     def check(texts, other, length, as_pairs):
         preprocessor = built(preprocessor_cls, length)
         other = (other * len(texts))[:len(texts)]
-        if preprocessor_cls.__name__ == "TokenClassifierPreprocessor":
+        if getattr(preprocessor_cls, "takes_words", False):
             x = [text.split() for text in texts]  # words
         elif preprocessor_cls.__name__ == "MultipleChoicePreprocessor":
             x = (texts, [[choice, choice + "a"] for choice in other])

@@ -9,10 +9,13 @@ from kzoo.models.elmo.language_model import (
 )
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
 from kzoo.models.elmo.text_classifier import ElmoTextClassifier
+from kzoo.models.elmo.token_tagger import (ElmoTokenTagger,
+                                           ElmoTokenTaggerPreprocessor)
 from kzoo.models.elmo.tokenizer import ElmoTokenizer
 
 __all__ = [
     "ElmoBackbone", "ElmoEmbedder", "ElmoLanguageModel",
     "ElmoLanguageModelPreprocessor", "ElmoPreprocessor",
-    "ElmoTextClassifier", "ElmoTokenizer", "Perplexity",
+    "ElmoTextClassifier", "ElmoTokenTagger", "ElmoTokenTaggerPreprocessor",
+    "ElmoTokenizer", "Perplexity",
 ]

@@ -8,20 +8,36 @@ from kzoo.models.registry import register
 from kzoo.models.preprocessor import Preprocessor
 
 
+def pack_rows(rows, sequence_length, start, end, pad):
+    """Ragged rows -> `(packed, padding_mask)` dense
+    `(batch, sequence_length)`: `start`, at most `sequence_length - 2`
+    values, `end`, then `pad` (mask 0). Words and their labels are packed
+    alike, so each label stays on its word."""
+    rows = rows[:, :sequence_length - 2]
+    count = rows.nrows()
+    column = lambda value: tf.RaggedTensor.from_tensor(  # noqa: E731
+        tf.fill(tf.stack([count, 1]), tf.constant(value, rows.dtype)),
+        row_splits_dtype=rows.row_splits.dtype)
+    packed = tf.concat([column(start), rows, column(end)], axis=1)
+    mask = tf.ones_like(packed, tf.int32)
+    shape = tf.stack([count, sequence_length])
+    dense = packed.to_tensor(tf.constant(pad, rows.dtype), shape=shape)
+    return dense, mask.to_tensor(0, shape=shape)
+
+
 def pack_words(words, sequence_length):
     """Ragged words -> `(words, padding_mask)` dense
     `(batch, sequence_length)`: `<S>`, at most `sequence_length - 2`
     words, `</S>`, then padding (the empty string, mask 0)."""
-    words = words[:, :sequence_length - 2]
-    rows = words.nrows()
-    bos = tf.fill(tf.stack([rows, 1]), BOS_TOKEN)
-    eos = tf.fill(tf.stack([rows, 1]), EOS_TOKEN)
-    packed = tf.concat([tf.RaggedTensor.from_tensor(bos), words,
-                        tf.RaggedTensor.from_tensor(eos)], axis=1)
-    mask = tf.ones_like(packed, tf.int32)
-    shape = tf.stack([rows, sequence_length])
-    dense = packed.to_tensor("", shape=shape)
-    return dense, mask.to_tensor(0, shape=shape)
+    return pack_rows(words, sequence_length, BOS_TOKEN, EOS_TOKEN, "")
+
+
+def backbone_inputs(words, padding_mask):
+    """Packed words -> `ElmoBackbone`'s inputs; a padding token's 50
+    character ids are all 0."""
+    character_ids = character_ids_tf(words)
+    character_ids *= padding_mask[..., tf.newaxis]
+    return {"character_ids": character_ids, "padding_mask": padding_mask}
 
 
 @register
@@ -66,7 +82,4 @@ class ElmoPreprocessor(Preprocessor):
         return words, mask
 
     def _pack(self, x):
-        words, padding_mask = self.pack_words(x)
-        character_ids = character_ids_tf(words)
-        character_ids *= padding_mask[..., tf.newaxis]  # padding tokens: 0
-        return {"character_ids": character_ids, "padding_mask": padding_mask}
+        return backbone_inputs(*self.pack_words(x))
