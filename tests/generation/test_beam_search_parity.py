@@ -44,17 +44,25 @@ class Family:
     both sides' forms, and how to read transformers' output."""
 
     def __init__(self, hf_model, lm, prompts, hf_inputs, hf_kwargs,
-                 pad_token_id, generated_from):
+                 pad_token_id, decoder_only):
         self.hf_model = hf_model
         self.lm = lm
         self.prompts = prompts  # kzoo's input: one id list per row
         self.hf_inputs = hf_inputs  # input_ids, attention_mask
         self.hf_kwargs = hf_kwargs
         self.pad_token_id = pad_token_id
-        # Where the new tokens start in a transformers output row, and in
-        # a kzoo row (its prompt: the decoder start token for an
-        # encoder-decoder).
-        self.generated_from = generated_from
+        self.decoder_only = decoder_only
+
+    def hf_new_from(self):
+        """Where the new tokens start in a transformers output row: after
+        the left-padded prompts, or after the decoder start token."""
+        return self.hf_inputs["input_ids"].shape[1] if self.decoder_only \
+            else 1
+
+    def kzoo_new_from(self, row):
+        """Where they start in a kzoo output row: after that row's prompt,
+        or after the decoder start token."""
+        return len(self.prompts[row]) if self.decoder_only else 1
 
     def hf_beams(self, stop_token_ids, length_penalty=1.0,
                  early_stopping=False):
@@ -68,8 +76,7 @@ class Family:
                 length_penalty=length_penalty, early_stopping=early_stopping,
                 eos_token_id=stop_token_ids, pad_token_id=self.pad_token_id,
                 output_scores=True, return_dict_in_generate=True)
-        start = self.generated_from(None)
-        sequences = out.sequences[:, start:].reshape(
+        sequences = out.sequences[:, self.hf_new_from():].reshape(
             len(self.prompts), NUM_BEAMS, -1).tolist()
         scores = out.sequences_scores.reshape(len(self.prompts),
                                               NUM_BEAMS).numpy()
@@ -101,12 +108,8 @@ def _gpt2(tmp_path_factory):
     hf_model, lm = hf_pair("a")
     prompts = random_prompts([4, 7, 2], HF_CONFIGS["a"]["vocab_size"],
                              seed=3)
-    hf_inputs = _hf_left_padded(prompts, PAD)
-    width = hf_inputs["input_ids"].shape[1]
-
-    def generated_from(row):
-        return width if row is None else len(prompts[row])
-    return Family(hf_model, lm, prompts, hf_inputs, {}, PAD, generated_from)
+    return Family(hf_model, lm, prompts, _hf_left_padded(prompts, PAD), {},
+                  PAD, decoder_only=True)
 
 
 def _seq2seq(tmp_path_factory, hf_model, lm_cls, sources, pad, start):
@@ -118,7 +121,7 @@ def _seq2seq(tmp_path_factory, hf_model, lm_cls, sources, pad, start):
     hf_kwargs = {"decoder_start_token_id": start,
                  "forced_bos_token_id": None, "forced_eos_token_id": None}
     return Family(hf_model, lm, sources, _hf_right_padded(sources, pad),
-                  hf_kwargs, pad, lambda row: 1)
+                  hf_kwargs, pad, decoder_only=False)
 
 
 def _t5(tmp_path_factory):
@@ -190,7 +193,7 @@ def test_beam_search_matches_transformers(families, name, length_penalty,
     for row, (beams, hf_beams) in enumerate(zip(got["sequences"],
                                                 expected)):
         for beam, (ids, hf_ids) in enumerate(zip(beams, hf_beams)):
-            new = ids[family.generated_from(row):]
+            new = ids[family.kzoo_new_from(row):]
             assert hf_ids[:len(new)] == new, (row, beam, new, hf_ids)
             assert all(t == fill for t in hf_ids[len(new):]), \
                 (row, beam, new, hf_ids)
@@ -201,7 +204,7 @@ def test_beam_search_matches_transformers(families, name, length_penalty,
                                atol=1e-4)
     # The batch's rows are not all alike (a degenerate model would make
     # the comparison weak).
-    assert len({tuple(beams[0][family.generated_from(row):])
+    assert len({tuple(beams[0][family.kzoo_new_from(row):])
                 for row, beams in enumerate(got["sequences"])}) > 1
     print(f"\n{name} lp={length_penalty} early_stopping={early_stopping}: "
           f"stop tokens {stop}, {ended_early} of "
