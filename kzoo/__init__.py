@@ -119,8 +119,10 @@ from kzoo.models.bart import (
     BartBackbone,
     BartDenoisingLM,
     BartDenoisingPreprocessor,
+    BartPreprocessor,
     BartSeq2SeqLM,
     BartSeq2SeqLMPreprocessor,
+    BartTextClassifier,
     BartTokenizer,
 )
 from kzoo import convert  # after the models: converters build them

@@ -28,14 +28,15 @@ HF_CONFIGS = {
 SEEDS = {"odd24": 6, "odd20": 2}
 
 
-def make_hf_bart(name, seed=None, architecture="BartForConditionalGeneration"):
+def make_hf_bart(name, seed=None, architecture="BartForConditionalGeneration",
+                 **overrides):
     """A random `transformers` BART with every parameter randomised
     (LayerNorm scales too, and `final_logits_bias`), so a swapped or
-    missed tensor cannot pass."""
+    missed tensor cannot pass. `overrides`: config fields (`num_labels`)."""
     import torch
     import transformers
     seed = SEEDS[name] if seed is None else seed
-    config = transformers.BartConfig(**HF_CONFIGS[name])
+    config = transformers.BartConfig(**{**HF_CONFIGS[name], **overrides})
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = getattr(transformers, architecture)(config).eval()
@@ -97,8 +98,9 @@ def make_tiny_bart(**overrides):
     return kzoo.BartBackbone(**{**TINY_BART, **overrides})
 
 
-def fit_batch_losses(lm, x, batch_size):
-    """Fit `lm` for one epoch on raw `x` and return each batch's loss.
+def fit_batch_losses(lm, x, batch_size, y=None):
+    """Fit `lm` for one epoch on raw `x` (and labels `y`) and return each
+    batch's loss.
     One epoch: each one builds a new tf.data pipeline, whose byte-level
     BPE tables cost seconds to set up. Keras logs the epoch's running
     mean; with equal batches the k-th batch's loss is
@@ -110,7 +112,7 @@ def fit_batch_losses(lm, x, batch_size):
         def on_train_batch_end(self, batch, logs=None):
             means.append(float(logs["loss"]))
 
-    lm.fit(x, batch_size=batch_size, epochs=1, verbose=0,
+    lm.fit(x, y, batch_size=batch_size, epochs=1, verbose=0,
            shuffle=False, callbacks=[Record()])
     means = np.asarray(means)
     steps = np.arange(1, len(means) + 1)

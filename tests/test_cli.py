@@ -30,13 +30,15 @@ def test_presets_command_lines_up_every_family(capsys):
 def test_demo_quick_runs_every_stage(capsys):
     assert cli.main(["demo", "--quick", "--sequence-length", "32"]) == 0
     out = capsys.readouterr().out
-    assert "masked-LM loss:" in out
-    # Fill-mask prints five candidates with probabilities for each prompt.
-    assert len(re.findall(r"-> .+\(\d\.\d\d\)", out)) == 3
-    match = re.search(r"held-out accuracy: ([\d.]+)%  \(majority-class "
-                      r"baseline ([\d.]+)%\)", out)
+    assert "all_minilm_l6_v2: 6 layers, hidden 384, 22,713,216" in out
+    # Semantic search: two passages with their similarity per query.
+    assert len(re.findall(r"\n  0\.\d{3}  .+\.\.\.", out)) == 4
+    match = re.search(r"held-out accuracy: pretrained ([\d.]+)%, from "
+                      r"scratch ([\d.]+)% \(majority-class baseline "
+                      r"([\d.]+)%\)", out)
     assert match, out
-    assert 0 <= float(match.group(1)) <= 100
+    assert all(0 <= float(v) <= 100 for v in match.groups())
+    assert "masked-LM loss:" in out
 
 
 def test_unknown_command_exits_with_usage(capsys):

@@ -1,5 +1,5 @@
 """BART <-> Hugging Face `transformers` (`BartModel`,
-`BartForConditionalGeneration`).
+`BartForConditionalGeneration`, `BartForSequenceClassification`).
 
 Every tensor is named below; every projection is a torch `Linear` with a
 bias (`(out, in)`, transposed into Keras kernels).
@@ -19,6 +19,8 @@ bias (`(out, in)`, transposed into Keras kernels).
     S.layers.i.final_layer_norm              .../output_layer_norm
     final_logits_bias            (1, V)      lm_head/bias (V,)
     lm_head.weight               (V, H)      (tied to shared.weight)
+    classification_head.dense                classifier_dense
+    classification_head.out_proj             classifier
 
 (S is `encoder` or `decoder`; the task checkpoint keeps them under
 "model.".)
@@ -26,12 +28,14 @@ bias (`(out, in)`, transposed into Keras kernels).
 
 import numpy as np
 
-from kzoo.convert.base import (Converter, WeightSpec, embedding, layer_norm,
-                               linear, register_converter)
+from kzoo.convert.base import (Converter, WeightSpec, classifier_kwargs,
+                               embedding, layer_norm, linear,
+                               register_converter)
 from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_tokenizer
 from kzoo.convert.roberta import RobertaConverter
+from kzoo.models.classification import hf_config_fields
 from kzoo.models.registry import get_class
 
 # transformers' BartConfig defaults, for configs that leave a field out.
@@ -44,6 +48,7 @@ HF_DEFAULTS = {
     "attention_dropout": 0.0, "activation_dropout": 0.0, "init_std": 0.02,
     "scale_embedding": False, "pad_token_id": 1, "bos_token_id": 0,
     "eos_token_id": 2, "decoder_start_token_id": 2,
+    "classifier_dropout": 0.0,
 }
 # torch's LayerNorm default: BART's config has no epsilon.
 LAYER_NORM_EPSILON = 1e-5
@@ -104,6 +109,7 @@ class BartConverter(Converter):
     architectures = {
         "BartModel": None,
         "BartForConditionalGeneration": "BartSeq2SeqLM",
+        "BartForSequenceClassification": "BartTextClassifier",
     }
     backbone_tensor_prefixes = ("shared.", "encoder.", "decoder.")
     # The released checkpoints (`BartModel`) hold everything the LM needs:
@@ -161,7 +167,22 @@ class BartConverter(Converter):
                                     block.output_layer_norm, group)
         return specs
 
+    def task_kwargs(self, task_name, config, checkpoint=None):
+        if task_name == "BartTextClassifier":
+            return {**classifier_kwargs(config), "dropout": float(
+                self.hf_value(config, "classifier_dropout"))}
+        return {}
+
     def head_specs(self, task, task_name, config):
+        if task_name == "BartTextClassifier":
+            return [
+                *linear("classification_head.dense",
+                        task.get_layer("classifier_dense"), "classifier",
+                        part="head"),
+                *linear("classification_head.out_proj",
+                        task.get_layer("classifier"), "classifier",
+                        part="head"),
+            ]
         if task_name == "BartSeq2SeqLM":
             return [RowSpec(
                 "final_logits_bias", task.lm_head.bias, part="head",
@@ -188,8 +209,9 @@ class BartConverter(Converter):
         if tokenizer is None:
             return None
         length = self.hf_value(config, "max_position_embeddings")
-        return get_class("BartSeq2SeqLMPreprocessor")(
-            tokenizer, sequence_length=length)
+        name = ("BartPreprocessor" if task_name == "BartTextClassifier"
+                else "BartSeq2SeqLMPreprocessor")
+        return get_class(name)(tokenizer, sequence_length=length)
 
     # ------------------------------------------------------------------
     # Export
@@ -208,7 +230,7 @@ class BartConverter(Converter):
             ids = {"pad_token_id": tokenizer.pad_token_id,
                    "bos_token_id": tokenizer.start_token_id,
                    "eos_token_id": tokenizer.end_token_id}
-        return {
+        config = {
             "architectures": [architecture],
             "model_type": "bart",
             "vocab_size": backbone.vocabulary_size,
@@ -235,6 +257,11 @@ class BartConverter(Converter):
             "forced_eos_token_id": ids["eos_token_id"],
             "dtype": "float32",
         }
+        if architecture == "BartForSequenceClassification":
+            config.update(hf_config_fields(model.num_classes,
+                                           model.problem_type))
+            config["classifier_dropout"] = model.dropout
+        return config
 
     # RoBERTa's tokenizer files, under transformers' BART class.
     hf_tokenizer_class = "BartTokenizer"

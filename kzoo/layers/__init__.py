@@ -16,6 +16,7 @@ from kzoo.layers.heads import MaskedLMHead, TiedLMHead
 from kzoo.layers.highway import Highway
 from kzoo.layers.masks import CausalPaddingMask, causal_mask
 from kzoo.layers.normalization import RMSNorm, normalization_layer
+from kzoo.layers.pooling import LastTokenPooling
 from kzoo.layers.recurrent import ProjectedLSTM
 from kzoo.layers.scalar_mix import ScalarMix
 from kzoo.layers.relative_position import (
@@ -35,6 +36,7 @@ __all__ = [
     "TokenEmbedding",
     "token_and_position_embeddings",
     "MaskedLMHead",
+    "LastTokenPooling",
     "TiedLMHead",
     "SpanBoundaryHead",
     "CausalPaddingMask",

@@ -107,8 +107,11 @@ PAIR_PACKING_FAMILIES = ("BERT, RoBERTa, XLM-R, DistilBERT, ALBERT, "
 
 
 def _packs_as_bert(preprocessor_cls):
-    return preprocessor_cls is not None and hasattr(preprocessor_cls,
-                                                    "separators_between")
+    # `feeds_encoder_heads = False`: packed as BERT, but for a backbone
+    # the generic heads cannot read (BART's encoder-decoder).
+    return preprocessor_cls is not None and hasattr(
+        preprocessor_cls, "separators_between") and getattr(
+        preprocessor_cls, "feeds_encoder_heads", True)
 
 
 def backbone_packing(owner, backbone):

@@ -164,7 +164,8 @@ class SequenceClassifier(Task):
         num_classes: number of labels (outputs, for regression).
         preprocessor: the family's preprocessor, or None to feed input
             dicts.
-        dropout: dropout before the classifier; None uses the backbone's.
+        dropout: dropout before the classifier; None uses the backbone's
+            (the family's default, `default_dropout`).
         problem_type: "single_label_classification" (integer labels),
             "multi_label_classification" (0/1 labels of width
             `num_classes`) or "regression" (real targets).
@@ -185,7 +186,8 @@ class SequenceClassifier(Task):
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
                  problem_type=SINGLE_LABEL, **kwargs):
         check_problem_type(problem_type, num_classes, type(self).__name__)
-        dropout = backbone.dropout if dropout is None else float(dropout)
+        dropout = self.default_dropout(backbone) if dropout is None \
+            else float(dropout)
         # === Layers ===
         dropout_layer = keras.layers.Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
@@ -220,6 +222,11 @@ class SequenceClassifier(Task):
     def pool(self, inputs, backbone_outputs):
         """`(batch, hidden)`: the one vector the classifier reads."""
         raise NotImplementedError
+
+    def default_dropout(self, backbone):
+        """The head's dropout when `dropout=None`: the backbone's (BART's
+        original head has its own default)."""
+        return backbone.dropout
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout,

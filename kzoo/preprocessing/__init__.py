@@ -1,7 +1,7 @@
 """Pretraining objectives as preprocessing (tf.data-side): masking (token,
 whole-word, span), sentence pairs (next-sentence, sentence-order),
 RoBERTa's FULL-SENTENCES packing, T5's span corruption, BART's text
-infilling and sentence permutation."""
+infilling, sentence permutation and token deletion."""
 
 from kzoo.preprocessing.masking import MaskedLMMasker
 from kzoo.preprocessing.packing import full_sentences, pack_full_sentences
@@ -11,7 +11,8 @@ from kzoo.preprocessing.span_corruption import (SpanCorrupter,
                                                 span_corruption_lengths)
 from kzoo.preprocessing.text_infilling import (infilling_spans,
                                                permute_sentences,
-                                               text_infilling)
+                                               text_infilling,
+                                               token_deletion)
 from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
                                              span_boundaries,
                                              span_length_probabilities)
@@ -21,4 +22,4 @@ __all__ = ["MaskedLMMasker", "WholeWordMasker", "SpanMasker",
            "pack_full_sentences", "next_sentence_pairs",
            "sentence_order_pairs", "split_sentences", "SpanCorrupter",
            "span_corruption_lengths", "text_infilling", "infilling_spans",
-           "permute_sentences"]
+           "permute_sentences", "token_deletion"]

@@ -1,6 +1,7 @@
 """BART's noising (Lewis et al., 2020, section 2.2), as fairseq's
 `DenoisingDataset` applies it for BART's pretraining: text infilling and
-sentence permutation.
+sentence permutation, and token deletion (one of the paper's other
+noising schemes).
 
 Text infilling: `noise_density` (30%) of the words are noised, in spans
 whose lengths (in words) are drawn from Poisson(`poisson_lambda` = 3) until
@@ -17,9 +18,17 @@ fairseq.
 Sentence permutation: the text's sentences (split after the sentence-end
 tokens) are shuffled.
 
+Token deletion: `ceil(deletion_rate * tokens)` tokens, chosen uniformly
+at random, are removed and the rest keep their order; unlike a mask,
+nothing marks where, so the model must find the missing positions too
+(fairseq: `--mask-length subword --replace-length 0`).
+
+    tokens: The cat sat on the mat and purred .
+    noised: The cat on the mat and .                   (2 of 9 deleted)
+
 Family-independent numpy on one text's token ids (no `<s>`/`</s>`); the
 word starts come from a tokenizer's `word_start_table()`, the mask id from
-its `mask_token_id`. `kzoo.BartDenoisingPreprocessor` applies both in
+its `mask_token_id`. `kzoo.BartDenoisingPreprocessor` applies them in
 `tf.data`, fresh noise every epoch.
 """
 
@@ -124,6 +133,23 @@ def _replacements(count, rng, mask_token_id, random_token_ratio,
         values[chosen] = rng.choice(np.asarray(random_token_ids),
                                     size=int(chosen.sum()))
     return values
+
+
+def token_deletion(token_ids, rng, deletion_rate):
+    """One text's token ids with `ceil(deletion_rate * len(token_ids))` of
+    them, chosen uniformly at random (no two the same position), deleted;
+    the kept ones in their order. As fairseq counts its noise: the share
+    rounded up, so any text with a token loses at least one."""
+    ids = np.asarray(token_ids, "int64").reshape(-1)
+    if not 0 <= deletion_rate < 1:
+        raise ValueError(f"deletion_rate must be in [0, 1); got "
+                         f"{deletion_rate!r}.")
+    count = int(math.ceil(ids.size * deletion_rate))
+    if count == 0:
+        return ids
+    keep = np.ones(ids.size, bool)
+    keep[rng.choice(ids.size, size=count, replace=False)] = False
+    return ids[keep]
 
 
 def permute_sentences(token_ids, sentence_ends, rng):

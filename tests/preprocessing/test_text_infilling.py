@@ -3,7 +3,8 @@ span budget and length distribution, the share of text noised,
 reconstruction (each <mask> stands for one contiguous, possibly empty,
 run of the original), sentence permutation; and the denoising
 preprocessor in tf.data (fresh noise every epoch, reproducible with a
-seed, targets the original text)."""
+seed, targets the original text); token deletion (the share asked, kept
+tokens in order, every position alike, fresh in tf.data)."""
 
 import math
 
@@ -14,7 +15,7 @@ import kzoo
 from bart_testing import BART_PRESET
 from helpers import austen_passages
 from kzoo.preprocessing import (infilling_spans, permute_sentences,
-                                text_infilling)
+                                text_infilling, token_deletion)
 
 MASK = 50261  # the stand-in vocabulary's <mask>
 
@@ -125,3 +126,87 @@ def test_denoising_preprocessor_in_tf_data():
     for row, text_ids in zip(batches[0][0], ids[:4]):
         noised = again.noise(text_ids)
         np.testing.assert_array_equal(row[1:1 + len(noised)], noised)
+
+
+def _is_subsequence(short, long):
+    """Whether `short` is `long` with some tokens left out, the rest in
+    order (greedy matching decides it)."""
+    tokens = iter(long.tolist())
+    return all(any(t == u for u in tokens) for t in short.tolist())
+
+
+@pytest.mark.once
+def test_token_deletion_on_real_text(passages):
+    rng = np.random.default_rng(2)
+    deleted = total = 0
+    for ids in passages:
+        kept = token_deletion(ids, rng, 0.15)
+        # The share asked, rounded up per text, and the rest in order.
+        assert len(kept) == len(ids) - math.ceil(0.15 * len(ids))
+        assert _is_subsequence(kept, ids)
+        assert not _is_subsequence(ids, kept)
+        deleted += len(ids) - len(kept)
+        total += len(ids)
+    # 15%, and less than one token per text more (rounded up).
+    shortest = min(len(ids) for ids in passages)
+    assert 0.15 <= deleted / total < 0.15 + 1 / shortest, deleted / total
+    # Every position is as likely to go (the first and last too): 2000
+    # draws over 50 distinct ids, 10 deleted each time: Binomial(2000,
+    # 0.2) per position, mean 400, sd 17.9.
+    counts = np.zeros(50)
+    for _ in range(2000):
+        kept = token_deletion(np.arange(50), rng, 0.2)
+        assert (np.diff(kept) > 0).all()
+        counts[np.setdiff1d(np.arange(50), kept)] += 1
+    assert np.abs(counts - 400).max() < 80, counts
+    assert token_deletion(np.arange(7), rng, 0.0).tolist() == list(range(7))
+    with pytest.raises(ValueError, match="deletion_rate"):
+        token_deletion(np.arange(7), rng, 1.0)
+
+
+@pytest.mark.once
+def test_token_deletion_in_tf_data():
+    """Deletion alone (no infilling, no permutation), BART's
+    token-deletion objective: each row's encoder input is its text with
+    15% of the tokens gone, the rest in order, no mask in their place;
+    the target is the text; each epoch deletes afresh."""
+    import tensorflow as tf
+    texts = austen_passages("sense_and_sensibility", words=40)[:16]
+    preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
+        str(BART_PRESET), sequence_length=96, seed=3, noise_density=0.0,
+        sentence_permutation=False, deletion_rate=0.15)
+    config = preprocessor.get_config()
+    assert kzoo.BartDenoisingPreprocessor.from_config(
+        config).deletion_rate == 0.15
+    dataset = tf.data.Dataset.from_tensor_slices(texts).batch(8).map(
+        preprocessor).repeat(3)
+    tokenizer = preprocessor.tokenizer
+    ids = [np.asarray(row, "int64") for row in tokenizer(texts)]
+    assert max(len(row) for row in ids) <= 94  # no text is cut
+    seen = [[] for _ in texts]
+    deleted = total = 0
+    for batch, (x, labels, _) in enumerate(dataset):
+        encoder = np.asarray(x["encoder_token_ids"])
+        mask = np.asarray(x["encoder_padding_mask"]).astype(bool)
+        labels = np.asarray(labels)
+        for i, (row, row_mask, label) in enumerate(zip(encoder, mask,
+                                                       labels)):
+            text_ids = ids[(batch % 2) * 8 + i]
+            np.testing.assert_array_equal(label[1:1 + len(text_ids)],
+                                          text_ids)  # the text itself
+            noised = row[row_mask][1:-1]  # inside <s> ... </s>
+            assert len(noised) == len(text_ids) - math.ceil(
+                0.15 * len(text_ids))
+            assert _is_subsequence(noised, text_ids)
+            assert MASK not in noised
+            seen[(batch % 2) * 8 + i].append(tuple(noised.tolist()))
+            deleted += len(text_ids) - len(noised)
+            total += len(text_ids)
+    # 15%, and less than one token per text more (rounded up).
+    shortest = min(len(row) for row in ids)
+    assert 0.15 <= deleted / total < 0.15 + 1 / shortest, deleted / total
+    # Fresh deletions every epoch: three different inputs per text.
+    assert all(len(set(draws)) == 3 for draws in seen), seen
+    with pytest.raises(ValueError, match="deletion_rate"):
+        kzoo.BartDenoisingPreprocessor.from_preset(
+            str(BART_PRESET), deletion_rate=1.0)

@@ -7,7 +7,8 @@ import tensorflow as tf
 from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
 from kzoo.models.registry import register
 from kzoo.preprocessing.text_infilling import (permute_sentences,
-                                               text_infilling)
+                                               text_infilling,
+                                               token_deletion)
 
 # Tokens after which a sentence ends (byte-level BPE spells them alone).
 SENTENCE_END_TOKENS = (".", "!", "?")
@@ -20,10 +21,13 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     `sequence_length`), as `BartSeq2SeqLM` trains on any pair.
 
     The noise is BART's (`kzoo.preprocessing.text_infilling`): sentence
-    permutation, then text infilling over whole words (30% of the words,
-    Poisson(3) spans, each one `<mask>`). It is drawn in `tf.data` with
-    NumPy at each call, so every epoch sees new noise; `seed` makes the
-    sequence of draws reproducible.
+    permutation, then token deletion when asked (`deletion_rate` of the
+    tokens removed, nothing in their place: the model must find where),
+    then text infilling over whole words (30% of the words, Poisson(3)
+    spans, each one `<mask>`; `noise_density=0` for deletion alone, the
+    paper's token-deletion objective). It is drawn in `tf.data` with NumPy
+    at each call, so every epoch sees new noise; `seed` makes the sequence
+    of draws reproducible.
 
     Args:
         tokenizer: a `BartTokenizer`.
@@ -31,6 +35,8 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         noise_density, poisson_lambda: text infilling's share of words and
             mean span length.
         sentence_permutation: shuffle the sentences first.
+        deletion_rate: the share of the text's tokens deleted (rounded
+            up per text; 0: none).
         random_token_ratio: the share of spans that become a random token
             instead of `<mask>`.
         seed: seed of the noise.
@@ -53,11 +59,12 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     def __init__(self, tokenizer, sequence_length=512, target_length=None,
                  noise_density=0.3, poisson_lambda=3.0,
                  sentence_permutation=True, random_token_ratio=0.0,
-                 seed=None, **kwargs):
+                 deletion_rate=0.0, seed=None, **kwargs):
         super().__init__(tokenizer, sequence_length,
                          target_length=target_length, **kwargs)
         for name, value in (("noise_density", noise_density),
-                            ("random_token_ratio", random_token_ratio)):
+                            ("random_token_ratio", random_token_ratio),
+                            ("deletion_rate", deletion_rate)):
             if not isinstance(value, (int, float)) or \
                     isinstance(value, bool) or not 0 <= value < 1:
                 raise ValueError(f"{type(self).__name__}: {name} must be in "
@@ -70,6 +77,7 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         self.poisson_lambda = float(poisson_lambda)
         self.sentence_permutation = bool(sentence_permutation)
         self.random_token_ratio = float(random_token_ratio)
+        self.deletion_rate = float(deletion_rate)
         self.seed = seed
 
     def setup(self):
@@ -94,6 +102,8 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         ids = np.asarray(token_ids, "int64")
         if self.sentence_permutation:
             ids = permute_sentences(ids, self._sentence_ends[ids], self._rng)
+        if self.deletion_rate:
+            ids = token_deletion(ids, self._rng, self.deletion_rate)
         return text_infilling(
             ids, self._rng, self._mask_token_id,
             word_starts=self._word_starts[ids],
@@ -147,5 +157,6 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
                        "poisson_lambda": self.poisson_lambda,
                        "sentence_permutation": self.sentence_permutation,
                        "random_token_ratio": self.random_token_ratio,
+                       "deletion_rate": self.deletion_rate,
                        "seed": self.seed})
         return config

@@ -1,9 +1,12 @@
-"""BART's (input, target) packing."""
+"""BART's packing: (input, target) pairs for the seq2seq tasks, texts
+(and text pairs) for the classifier."""
 
 import numpy as np
+import tensorflow as tf
 
 from kzoo.models.bart.tokenizer import BartTokenizer
 from kzoo.models.registry import register
+from kzoo.models.roberta.preprocessor import RobertaPreprocessor
 from kzoo.models.roberta.tokenizer import BOS, EOS
 from kzoo.models.seq2seq_preprocessor import Seq2SeqPreprocessor
 
@@ -41,3 +44,53 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
                      if t not in framing] for ids in id_lists]
         return super().generate_postprocess(id_lists, stop_token_ids,
                                             strip_start=False)
+
+
+def shift_right(values, first):
+    """`values (..., seq)` moved one place right, `first` in front and the
+    last one dropped (transformers' `shift_tokens_right`)."""
+    values = tf.convert_to_tensor(values)
+    front = tf.fill(tf.concat([tf.shape(values)[:-1], [1]], axis=0),
+                    tf.cast(first, values.dtype))
+    return tf.concat([front, values[..., :-1]], axis=-1)
+
+
+@register
+class BartPreprocessor(RobertaPreprocessor):
+    """Raw text (or a tuple of two lists for text pairs) -> the inputs of
+    `BartTextClassifier`, as `transformers`' `BartForSequenceClassification`
+    reads them: the encoder gets `<s> A </s>` (or `<s> A </s></s> B </s>`,
+    RoBERTa's packing, which BART's tokenizer shares), right-padded with
+    `<pad>`; the decoder gets the same ids shifted right after `</s>`
+    (BART's decoder start), as BART does when no decoder input is given.
+
+    Outputs: `encoder_token_ids`, `encoder_padding_mask`,
+    `decoder_token_ids`, `decoder_padding_mask`, all `(batch,
+    sequence_length)`.
+
+    Args: as `RobertaPreprocessor` (`tokenizer`, a `BartTokenizer`;
+    `sequence_length`; `truncate`).
+
+    Example:
+    ```python
+    preprocessor = kzoo.BartPreprocessor.from_preset(
+        "bart_base_en", sequence_length=16)
+    preprocessor(["The quick brown fox."])
+    preprocessor((["The fox."], ["It jumped."]))
+    ```
+    """
+
+    tokenizer_cls = BartTokenizer
+    # The generic heads (token classification, multiple choice, question
+    # answering) read an encoder's `sequence_output`; BART's classifier
+    # packs as RoBERTa but its backbone is an encoder-decoder.
+    feeds_encoder_heads = False
+
+    def pack_ids(self, segments):
+        packed = super().pack_ids(segments)
+        token_ids, padding_mask = packed["token_ids"], packed["padding_mask"]
+        return {"encoder_token_ids": token_ids,
+                "encoder_padding_mask": padding_mask,
+                "decoder_token_ids": shift_right(
+                    token_ids, self.tokenizer.end_token_id),
+                "decoder_padding_mask": shift_right(padding_mask, 1)}

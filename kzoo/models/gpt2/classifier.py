@@ -1,32 +1,10 @@
 """GPT-2 for text (and text-pair) classification, the GPT recipe."""
 
-import keras
-from keras import ops
-
+from kzoo.layers.pooling import LastTokenPooling
 from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
 from kzoo.models.registry import register
 from kzoo.models.task_wiring import SequenceClassifier
-
-
-class LastTokenPooling(keras.layers.Layer):
-    """`(batch, seq, hidden)`, `padding_mask (batch, seq)` -> the hidden
-    state of each row's last real token, `(batch, hidden)`.
-
-    Padding must be on the right (as kzoo's preprocessors pad). A causal
-    decoder's last token is the only one that has read the whole text,
-    which is why GPT classifies from it rather than from the first.
-    """
-
-    def call(self, hidden_states, padding_mask):
-        lengths = ops.sum(ops.cast(padding_mask, "int32"), axis=1)
-        last = ops.maximum(lengths - 1, 0)  # (batch,)
-        index = ops.reshape(last, (-1, 1, 1))
-        return ops.squeeze(
-            ops.take_along_axis(hidden_states, index, axis=1), 1)
-
-    def compute_output_shape(self, hidden_states_shape, padding_mask_shape):
-        return (hidden_states_shape[0], hidden_states_shape[-1])
 
 
 @register

