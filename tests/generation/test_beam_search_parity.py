@@ -206,6 +206,8 @@ def test_beam_search_matches_transformers(families, name, length_penalty,
     # the comparison weak).
     assert len({tuple(beams[0][family.kzoo_new_from(row):])
                 for row, beams in enumerate(got["sequences"])}) > 1
+    score_difference = np.abs(got["scores"] - expected_scores).max()
     print(f"\n{name} lp={length_penalty} early_stopping={early_stopping}: "
           f"stop tokens {stop}, {ended_early} of "
-          f"{NUM_BEAMS * len(family.prompts)} returned beams end early")
+          f"{NUM_BEAMS * len(family.prompts)} returned beams end early; "
+          f"max |score - transformers'| {score_difference:.1e}")
