@@ -36,7 +36,13 @@ NUM_BEAMS = 3
 # (length_penalty, early_stopping): transformers' defaults, then a
 # shorter-favouring penalty with stopping at `num_beams` finished
 # hypotheses, then a longer-favouring one judged at the longest length.
-SETTINGS = [(1.0, False), (0.5, True), (2.0, "never")]
+# Each setting is its own compiled program per family (most of the time
+# here): the default run checks transformers' defaults, the other two
+# run with the large tests.
+SETTINGS = [pytest.param(1.0, False, id="lp1.0-False"),
+            pytest.param(0.5, True, id="lp0.5-True", marks=pytest.mark.large),
+            pytest.param(2.0, "never", id="lp2.0-never",
+                         marks=pytest.mark.large)]
 
 
 class Family:
@@ -173,8 +179,7 @@ def pick_stop_tokens(family):
             if counts[t] > 0]
 
 
-@pytest.mark.parametrize("length_penalty,early_stopping", SETTINGS,
-                         ids=[f"lp{lp}-{es}" for lp, es in SETTINGS])
+@pytest.mark.parametrize("length_penalty,early_stopping", SETTINGS)
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_beam_search_matches_transformers(families, name, length_penalty,
                                           early_stopping):
