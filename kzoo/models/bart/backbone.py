@@ -2,17 +2,14 @@
 positions, a LayerNorm on the embeddings and GELU."""
 
 import keras
-from keras import ops
 
-from kzoo.distribution.layouts import COLUMN, EMBEDDING, ROW
 from kzoo.layers import (CausalPaddingMask, PositionEmbedding, TokenEmbedding,
-                         TransformerBlock, TransformerDecoderBlock,
-                         causal_mask)
+                         TransformerBlock, TransformerDecoderBlock)
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.models.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Divisible,
                                    Optional)
-from kzoo.models.backbone import Backbone
+from kzoo.models.encoder_decoder import EncoderDecoderBackbone
 from kzoo.models.registry import register
 
 # fairseq numbered positions after the padding index (1), so position 0
@@ -31,7 +28,7 @@ class _DecoderDivisible(Divisible):
 
 
 @register
-class BartBackbone(Backbone):
+class BartBackbone(EncoderDecoderBackbone):
     """The BART encoder-decoder.
 
     Each stack: shared token embedding (times `sqrt(hidden_dim)` with
@@ -81,14 +78,6 @@ class BartBackbone(Backbone):
     ```
     """
 
-    input_names = ("encoder_token_ids", "encoder_padding_mask",
-                   "decoder_token_ids", "decoder_padding_mask")
-    input_axes = {
-        "encoder_token_ids": ("batch", "encoder_sequence"),
-        "encoder_padding_mask": ("batch", "encoder_sequence"),
-        "decoder_token_ids": ("batch", "decoder_sequence"),
-        "decoder_padding_mask": ("batch", "decoder_sequence"),
-    }
     family = "bart"
     argument_spec = {
         "vocabulary_size": POSITIVE_INT,
@@ -193,84 +182,18 @@ class BartBackbone(Backbone):
         self.encoder_blocks = stacks["encoder"]["blocks"]
         self.decoder_blocks = stacks["decoder"]["blocks"]
         self._stacks = stacks
-        self._embed = embed
+        self._embed_stack = embed
 
     # ------------------------------------------------------------------
-    # Inputs
+    # How each stack begins (see EncoderDecoderBackbone; no final norm)
     # ------------------------------------------------------------------
-    def id_limits(self):
-        return {"encoder_token_ids": self.vocabulary_size,
-                "decoder_token_ids": self.vocabulary_size}
+    def _embed(self, side, token_ids, start_index=0):
+        return self._embed_stack(self._stacks[side], token_ids,
+                                 start_index=start_index, training=False)
 
-    # ------------------------------------------------------------------
-    # The pieces, for generation (kzoo.models.seq2seq_lm)
-    # ------------------------------------------------------------------
-    def encode(self, token_ids, padding_mask):
-        """The encoder alone: `(batch, src)` ids and padding mask ->
-        `(batch, src, hidden_dim)`."""
-        mask = padding_attention_mask(padding_mask)
-        x = self._embed(self._stacks["encoder"], token_ids, training=False)
-        for block in self.encoder_blocks:
-            x = block(x, attention_mask=mask, training=False)
-        return x
-
-    def decode(self, token_ids, encoder_output, encoder_padding_mask):
-        """The decoder alone, without a cache: `(batch, tgt)` ids (no
-        padding) over `encoder_output` -> `(batch, tgt, hidden_dim)`."""
-        length = ops.shape(token_ids)[1]
-        x = self._embed(self._stacks["decoder"], token_ids, training=False)
-        cross_mask = padding_attention_mask(encoder_padding_mask)
-        for block in self.decoder_blocks:
-            x = block(x, attention_mask=causal_mask(length, length),
-                      encoder_outputs=encoder_output,
-                      encoder_attention_mask=cross_mask, training=False)
-        return x
-
-    def cross_attention_caches(self, encoder_output):
-        """Each decoder block's cross-attention keys/values, projected
-        once per generation."""
-        return [block.compute_cross_attention_cache(encoder_output)
-                for block in self.decoder_blocks]
-
-    def init_cache(self, batch_size, max_length):
-        """Zero self-attention caches, `(batch, 2, max_length, heads,
-        head_dim)` per decoder block."""
-        shape = (batch_size, 2, max_length, self.num_decoder_heads,
-                 self.hidden_dim // self.num_decoder_heads)
-        dtype = self.dtype_policy.compute_dtype
-        return [ops.zeros(shape, dtype=dtype) for _ in self.decoder_blocks]
-
-    def decode_with_cache(self, token_ids, cache, cache_index,
-                          encoder_padding_mask, cross_caches):
-        """The decoder on `token_ids (batch, T)` at positions `cache_index
-        ..`, attending to cached keys before them. Returns
-        `(hidden (batch, T, hidden_dim), cache)`."""
-        length, max_length = ops.shape(token_ids)[1], ops.shape(cache[0])[2]
-        x = self._embed(self._stacks["decoder"], token_ids,
-                        start_index=cache_index, training=False)
-        mask = causal_mask(length, max_length, cache_index)
-        cross_mask = padding_attention_mask(encoder_padding_mask)
-        new_cache = []
-        for block, layer_cache, cross in zip(self.decoder_blocks, cache,
-                                             cross_caches):
-            x, layer_cache = block(
-                x, attention_mask=mask, cross_attention_cache=cross,
-                encoder_attention_mask=cross_mask, cache=layer_cache,
-                cache_index=cache_index, training=False)
-            new_cache.append(layer_cache)
-        return x, new_cache
+    def _decoder_heads(self):
+        return (self.num_decoder_heads,
+                self.hidden_dim // self.num_decoder_heads)
 
     def kernel_initializer(self):
         return keras.initializers.RandomNormal(stddev=self.initializer_range)
-
-    @classmethod
-    def layout_rules(cls):
-        block = r"(.*/)?(encoder|decoder)_transformer_layer_\d+"
-        attention = block + r"/(attention|cross_attention)"
-        return {
-            r"(.*/)?token_embedding/embeddings": EMBEDDING,
-            attention + r"/(query|key|value)/kernel": COLUMN,
-            attention + r"/output/kernel": ROW,
-            block + r"/intermediate_dense/kernel": COLUMN,
-            block + r"/output_dense/kernel": ROW,
-        }

@@ -2,16 +2,14 @@
 relative position biases; v1.0 and v1.1 / Flan-T5 by config."""
 
 import keras
-from keras import ops
 
-from kzoo.distribution.layouts import COLUMN, EMBEDDING, ROW
 from kzoo.layers import (CausalPaddingMask, RelativePositionBias, RMSNorm,
                          TokenEmbedding, TransformerBlock,
-                         TransformerDecoderBlock, causal_mask)
+                         TransformerDecoderBlock)
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.models.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Optional)
-from kzoo.models.backbone import Backbone
+from kzoo.models.encoder_decoder import EncoderDecoderBackbone
 from kzoo.models.registry import register
 
 
@@ -24,7 +22,7 @@ def t5_kernel_initializer(factor=1.0):
 
 
 @register
-class T5Backbone(Backbone):
+class T5Backbone(EncoderDecoderBackbone):
     """The T5 encoder-decoder.
 
     Encoder: shared token embedding -> dropout -> `num_layers` pre-LN
@@ -79,14 +77,6 @@ class T5Backbone(Backbone):
     ```
     """
 
-    input_names = ("encoder_token_ids", "encoder_padding_mask",
-                   "decoder_token_ids", "decoder_padding_mask")
-    input_axes = {
-        "encoder_token_ids": ("batch", "encoder_sequence"),
-        "encoder_padding_mask": ("batch", "encoder_sequence"),
-        "decoder_token_ids": ("batch", "decoder_sequence"),
-        "decoder_padding_mask": ("batch", "decoder_sequence"),
-    }
     family = "t5"
     argument_spec = {
         "vocabulary_size": POSITIVE_INT,
@@ -205,92 +195,25 @@ class T5Backbone(Backbone):
                     kernel = attention.query_dense.kernel
                     kernel.assign(kernel * key_value_dim ** -0.5)
 
-    # ------------------------------------------------------------------
-    # Inputs
-    # ------------------------------------------------------------------
-    def id_limits(self):
-        return {"encoder_token_ids": self.vocabulary_size,
-                "decoder_token_ids": self.vocabulary_size}
-
     @property
     def max_sequence_length(self):
         return None  # relative positions: no table, no limit
 
     # ------------------------------------------------------------------
-    # The pieces, for generation (kzoo.models.seq2seq_lm)
+    # How each stack begins and ends (see EncoderDecoderBackbone)
     # ------------------------------------------------------------------
-    def encode(self, token_ids, padding_mask):
-        """The encoder alone: `(batch, src)` ids and padding mask ->
-        `(batch, src, hidden_dim)`."""
-        mask = padding_attention_mask(padding_mask)
-        x = self.token_embedding(token_ids)
-        bias = self.get_layer("encoder_position_bias")(x)
-        for block in self.encoder_blocks:
-            x = block(x, attention_mask=mask, attention_bias=bias,
-                      training=False)
-        return self.get_layer("encoder_layer_norm")(x)
+    def _embed(self, side, token_ids, start_index=0):
+        return self.token_embedding(token_ids)  # positions: the bias
 
-    def decode(self, token_ids, encoder_output, encoder_padding_mask):
-        """The decoder alone, without a cache: `(batch, tgt)` ids (no
-        padding) over `encoder_output` -> `(batch, tgt, hidden_dim)`."""
-        x = self.token_embedding(token_ids)
-        length = ops.shape(token_ids)[1]
-        bias = self.get_layer("decoder_position_bias")(x)
-        cross_mask = padding_attention_mask(encoder_padding_mask)
-        for block in self.decoder_blocks:
-            x = block(x, attention_mask=causal_mask(length, length),
-                      attention_bias=bias, encoder_outputs=encoder_output,
-                      encoder_attention_mask=cross_mask, training=False)
-        return self.get_layer("decoder_layer_norm")(x)
+    def _position_bias(self, side, x, key_length=None, start_index=0):
+        return self.get_layer(f"{side}_position_bias")(
+            x, key_length=key_length, start_index=start_index)
 
-    def cross_attention_caches(self, encoder_output):
-        """Each decoder block's cross-attention keys/values, projected
-        once per generation."""
-        return [block.compute_cross_attention_cache(encoder_output)
-                for block in self.decoder_blocks]
+    def _finish(self, side, x):
+        return self.get_layer(f"{side}_layer_norm")(x)
 
-    def init_cache(self, batch_size, max_length):
-        """Zero self-attention caches, `(batch, 2, max_length, heads,
-        key_value_dim)` per decoder block."""
-        shape = (batch_size, 2, max_length, self.num_heads,
-                 self.key_value_dim)
-        dtype = self.dtype_policy.compute_dtype
-        return [ops.zeros(shape, dtype=dtype) for _ in self.decoder_blocks]
-
-    def decode_with_cache(self, token_ids, cache, cache_index,
-                          encoder_padding_mask, cross_caches):
-        """The decoder on `token_ids (batch, T)` at positions `cache_index
-        ..`, attending to cached keys before them. Returns
-        `(hidden (batch, T, hidden_dim), cache)`."""
-        x = self.token_embedding(token_ids)
-        length, max_length = ops.shape(token_ids)[1], ops.shape(cache[0])[2]
-        bias = self.get_layer("decoder_position_bias")(
-            x, key_length=max_length, start_index=cache_index)
-        mask = causal_mask(length, max_length, cache_index)
-        cross_mask = padding_attention_mask(encoder_padding_mask)
-        new_cache = []
-        for block, layer_cache, cross in zip(self.decoder_blocks, cache,
-                                             cross_caches):
-            x, layer_cache = block(
-                x, attention_mask=mask, attention_bias=bias,
-                cross_attention_cache=cross,
-                encoder_attention_mask=cross_mask, cache=layer_cache,
-                cache_index=cache_index, training=False)
-            new_cache.append(layer_cache)
-        return self.get_layer("decoder_layer_norm")(x), new_cache
+    def _decoder_heads(self):
+        return self.num_heads, self.key_value_dim
 
     def kernel_initializer(self):
         return t5_kernel_initializer(self.initializer_factor)
-
-    @classmethod
-    def layout_rules(cls):
-        block = r"(.*/)?(encoder|decoder)_transformer_layer_\d+"
-        attention = block + r"/(attention|cross_attention)"
-        return {
-            r"(.*/)?token_embedding/embeddings": EMBEDDING,
-            attention + r"/(query|key|value)/kernel": COLUMN,
-            attention + r"/output/kernel": ROW,
-            block + r"/(intermediate_dense|intermediate_linear_dense)"
-                    r"/kernel": COLUMN,
-            block + r"/output_dense/kernel": ROW,
-        }
