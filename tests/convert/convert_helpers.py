@@ -407,3 +407,16 @@ class FakeHub:
         handler.wfile.write(body[half:])
         handler.wfile.flush()
         self.served.append((filename, wanted, len(body)))
+
+
+def check_exported_weights(folder, original, tied=()):
+    """The Hugging Face checkpoint exported to `folder` holds exactly the
+    tensors of `original` (a name -> array dict), less the `tied` ones HF
+    lists twice and writes once, each bit for bit. Returns the exported
+    tensors."""
+    from kzoo.convert.safetensors import load_file
+    exported = load_file(Path(folder) / "model.safetensors")
+    assert set(exported) == set(original) - set(tied)
+    for name, value in exported.items():
+        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    return exported

@@ -13,9 +13,8 @@ import pytest
 import kzoo
 from kzoo.convert import HFCheckpoint, export_hf
 from kzoo.convert.base import converter_for_model_type
-from kzoo.convert.safetensors import load_file
 from kzoo.models.registry import get_class
-from convert_helpers import max_abs_differences
+from convert_helpers import check_exported_weights, max_abs_differences
 from helpers import assert_weights_identical
 
 torch = pytest.importorskip("torch")
@@ -143,11 +142,8 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
     out = export_hf(model, tmp_path / "exported", verbose=False)
     original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    exported = load_file(out / "model.safetensors")
     tied = {"generator_lm_head.weight"}
-    assert set(exported) == set(original) - tied
-    for name, value in exported.items():
-        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    check_exported_weights(out, original, tied)
     reloaded = getattr(transformers, arch).from_pretrained(
         out, attn_implementation="eager").eval()
     again = hf_outputs(reloaded, inputs)

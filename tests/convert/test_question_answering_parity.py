@@ -9,8 +9,7 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.convert.safetensors import load_file
-from convert_helpers import max_abs_differences
+from convert_helpers import check_exported_weights, max_abs_differences
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -133,10 +132,7 @@ def test_qa_logits_parity_and_round_trip(family, tmp_path):
     # kzoo -> HF: the same tensors, bit for bit; transformers loads it.
     out = export_hf(model, tmp_path / "exported", verbose=False)
     original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    exported = load_file(out / "model.safetensors")
-    assert set(exported) == set(original)
-    for name, value in exported.items():
-        np.testing.assert_array_equal(value, original[name], err_msg=name)
+    check_exported_weights(out, original)
     reloaded = getattr(transformers, f"{family}ForQuestionAnswering") \
         .from_pretrained(out, attn_implementation="eager").eval()
     again = hf_logits(reloaded, inputs)
