@@ -82,7 +82,9 @@ else:
 
 Each word is tokenized alone; its label goes on its first piece, and the
 other pieces carry no loss (weight 0), as `transformers`' examples do
-with label -100. `label_all_pieces=True` labels every piece instead.
+with label -100. `label_all_pieces=True` labels every piece instead, the
+later pieces of a `B-PER` word as `I-PER` (the tagger hands its label
+names to its preprocessor for that).
 """
 
 x, y, weights = tagger.preprocessor([["Mr.", "Darcy", "walked"]], [[1, 2, 0]])

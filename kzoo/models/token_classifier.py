@@ -81,13 +81,22 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
     Labels (integer class ids per word; a negative id: no loss for that
     word) go on the first piece of each word, the other pieces get weight
     0 (`transformers`' -100), or, with `label_all_pieces=True`, every
-    piece carries its word's label. Special tokens, padding and words cut
-    off by `sequence_length` carry no loss.
+    piece carries a label. With `label_names` in a tagging scheme (BIO,
+    BIOES or BILOU), a word's later pieces continue its entity, as
+    `transformers`' `label_all_tokens` does for BIO: "Holmes's" tagged
+    B-PER becomes B-PER, I-PER, I-PER, and with BIOES, S-PER becomes
+    B-PER ... E-PER (a single-piece word keeps its tag). Without
+    `label_names` (or with labels outside a scheme) every piece copies its
+    word's label. A `TokenClassifier` given `label_names` hands them to
+    its preprocessor. Special tokens, padding and words cut off by
+    `sequence_length` carry no loss.
 
     Args:
         tokenizer: the family's tokenizer.
         sequence_length: packed length.
         label_all_pieces: label every piece of a word, not just the first.
+        label_names: the label of each class id ("O", "B-PER", ...); used
+            by `label_all_pieces` to continue entities.
 
     Example:
     ```python
@@ -101,10 +110,12 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
     tokenizer_cls = Tokenizer
 
     def __init__(self, tokenizer, sequence_length=512,
-                 label_all_pieces=False, **kwargs):
+                 label_all_pieces=False, label_names=None, **kwargs):
         packing_cls = tokenizer_packing(type(self).__name__, tokenizer)
         super().__init__(tokenizer, sequence_length, **kwargs)
         self.label_all_pieces = bool(label_all_pieces)
+        self.label_names = None if label_names is None else [
+            str(name) for name in label_names]
         self.packer_preprocessor = packing_cls(
             tokenizer, sequence_length=sequence_length)
 
@@ -147,14 +158,18 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
         ids = group(pieces.flat_values)
         word_index = tf.repeat(
             tf.ragged.range(words.row_lengths()).flat_values, per_word)
-        first = tf.ragged.range(per_word).flat_values == 0
-        # Global word index (into flat words) for labels; first-piece flag.
+        piece = tf.ragged.range(per_word)
+        first = piece.flat_values == 0
+        last = piece.flat_values == tf.repeat(per_word - 1, per_word)
+        # Global word index (into flat words) for labels; first- and
+        # last-piece flags.
         global_index = tf.repeat(tf.range(tf.size(flat, tf.int64)), per_word)
         inputs = self.packer_preprocessor.pack_ids((ids,))
         side = {}
         for name, values in (("word_index", word_index),
                              ("global_index", global_index),
-                             ("first", tf.cast(first, tf.int64))):
+                             ("first", tf.cast(first, tf.int64)),
+                             ("last", tf.cast(last, tf.int64))):
             packed, _ = as_tf(self.side_packer((group(tf.cast(values,
                                                               tf.int64)),)))
             side[name] = packed
@@ -173,6 +188,9 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
         scored = real & (labels >= 0)
         if not self.label_all_pieces:
             scored &= side["first"] > 0
+        elif self.label_names:
+            labels = continue_entities(labels, side["first"] > 0,
+                                       side["last"] > 0, self.label_names)
         weights = tf.cast(scored, "float32")
         if sample_weight is not None:
             weights *= tf.cast(tf.reshape(sample_weight, (-1, 1)), "float32")
@@ -181,8 +199,47 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"label_all_pieces": self.label_all_pieces})
+        config.update({"label_all_pieces": self.label_all_pieces,
+                       "label_names": self.label_names})
         return config
+
+
+# A multi-piece word's tag on its first, middle and last pieces, by the
+# tag's scheme prefix (BIO, BIOES, BILOU); other prefixes (I, O) repeat.
+_PIECE_PREFIXES = {"B": ("B", "I", "I"), "S": ("B", "I", "E"),
+                   "E": ("I", "I", "E"), "U": ("B", "I", "L"),
+                   "L": ("I", "I", "L")}
+
+
+def continuation_tables(label_names):
+    """Per piece position (first, middle, last), the class id each class
+    id becomes on a multi-piece word; a tag whose continuation is not among
+    `label_names` stays as it is."""
+    index = {name: i for i, name in enumerate(label_names)}
+    tables = [list(range(len(label_names))) for _ in range(3)]
+    for i, name in enumerate(label_names):
+        prefixes = _PIECE_PREFIXES.get(name[:1])
+        if prefixes is None or name[1:2] not in ("-", "_"):
+            continue
+        for table, prefix in zip(tables, prefixes):
+            table[i] = index.get(prefix + name[1:], i)
+    return tables
+
+
+def continue_entities(labels, first, last, label_names):
+    """Word labels copied onto every piece -> the tags of a multi-piece
+    word's pieces continue its entity (see `continuation_tables`); a
+    single-piece word keeps its tag. Negative labels stay."""
+    first_ids, middle_ids, last_ids = (
+        tf.constant(table, tf.int32)
+        for table in continuation_tables(label_names))
+    safe = tf.clip_by_value(labels, 0, len(label_names) - 1)
+    by_position = tf.where(
+        first, tf.gather(first_ids, safe),
+        tf.where(last, tf.gather(last_ids, safe),
+                 tf.gather(middle_ids, safe)))
+    continued = tf.where(first & last, labels, by_position)
+    return tf.where(labels >= 0, continued, labels)
 
 
 def words_tensor(x, owner):
@@ -382,6 +439,11 @@ class TokenClassifier(WordTagger, EncoderHead, Task):
         self.num_classes = num_classes
         self.dropout = dropout
         self.label_names = label_names
+        if (label_names and preprocessor is not None
+                and getattr(preprocessor, "label_names", "") is None):
+            # Continuing entities over pieces (label_all_pieces) needs
+            # the tag names.
+            preprocessor.label_names = list(label_names)
         self.trainable_backbone = bool(trainable_backbone)
         backbone.trainable = self.trainable_backbone
 

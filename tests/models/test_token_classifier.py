@@ -51,6 +51,42 @@ def test_labels_go_on_first_pieces():
 
 
 @pytest.mark.once
+@pytest.mark.parametrize("names, tags, pieces", [
+    # BIO, as transformers' label_all_tokens: B- continues as I-.
+    (["O", "B-PER", "I-PER"], ["O", "B-PER", "I-PER"],
+     "O B-PER I-PER I-PER I-PER I-PER I-PER"),
+    # BIOES: a unit word spreads over B ... E; an end word ends on E.
+    (["O", "B-PER", "I-PER", "E-PER", "S-PER"], ["O", "S-PER", "E-PER"],
+     "O B-PER I-PER E-PER I-PER I-PER E-PER"),
+    # BILOU spells the ends U and L.
+    (["O", "B-X", "I-X", "L-X", "U-X"], ["O", "U-X", "B-X"],
+     "O B-X I-X L-X B-X I-X I-X"),
+    # No continuation among the names: every piece copies its word's tag.
+    (["O", "B-PER"], ["O", "B-PER", "B-PER"],
+     "O B-PER B-PER B-PER B-PER B-PER B-PER"),
+])
+def test_all_pieces_continue_the_entity(names, tags, pieces):
+    # pipe | holmes ' s | holmes ' s: a one-piece word, two three-piece ones.
+    preprocessor = bert_preprocessor(label_all_pieces=True,
+                                     label_names=names)
+    _, y, w = preprocessor([["pipe", "Holmes's", "Holmes's"]],
+                           [[names.index(tag) for tag in tags]])
+    scored = np.asarray(w)[0] > 0
+    assert [names[i] for i in np.asarray(y)[0][scored]] == pieces.split()
+
+
+@pytest.mark.once
+def test_tagger_hands_its_label_names_to_the_preprocessor():
+    preprocessor = bert_preprocessor(label_all_pieces=True)
+    kzoo.TokenClassifier(make_tiny_bert(), preprocessor=preprocessor,
+                         label_names=LABELS)
+    _, y, _ = preprocessor([["Holmes's"]], [[1]])
+    assert list(np.asarray(y)[0][1:4]) == [1, 2, 2]
+    assert type(preprocessor).from_config(
+        preprocessor.get_config()).label_names == LABELS
+
+
+@pytest.mark.once
 def test_bpe_words_are_spelled_as_in_a_sentence():
     """RoBERTa's pieces for words given one by one are its pieces for the
     same words in running text (each word after a space)."""
