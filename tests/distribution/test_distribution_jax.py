@@ -31,7 +31,7 @@ def mesh_report(tmp_path_factory):
 
 
 def kinds(report):
-    return [k for k in report if k != "devices"]
+    return [k for k in report if k not in ("devices", "layerwise")]
 
 
 def test_eight_virtual_devices(mesh_report):
@@ -66,6 +66,17 @@ def test_variables_sharded_as_the_layout_map_says(mesh_report):
 def test_generation_under_data_parallel(mesh_report):
     assert mesh_report["causal_lm"]["generate"] == {"greedy": True}
 
+
+
+def test_layerwise_rates_and_unfreezing_match_single_device(mesh_report):
+    """`LayerwiseAdamW` + `GradualUnfreezing` under the distribution: the
+    same groups move each epoch (only the head, then one more), by the
+    same amounts as on one device."""
+    report = mesh_report["layerwise"]
+    top = report["groups"] - 1
+    assert report["single_moved_groups"] == [[top], [top - 1, top]]
+    assert report["moved_groups"] == report["single_moved_groups"]
+    assert report["weights_diff"] < TOLERANCE
 
 def test_two_processes_take_the_combined_batch_step(tmp_path):
     (single, single_loss, _), processes = two_processes_vs_one(

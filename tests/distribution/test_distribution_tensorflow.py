@@ -55,6 +55,17 @@ def test_preset_loads_trains_and_saves_inside_the_scope(mirrored_report):
     assert preset["tuned_backbone_diff"] == 0.0
 
 
+
+def test_layerwise_rates_and_unfreezing_match_single_device(mirrored_report):
+    """`LayerwiseAdamW` + `GradualUnfreezing` under the distribution: the
+    same groups move each epoch (only the head, then one more), by the
+    same amounts as on one device."""
+    report = mirrored_report["layerwise"]
+    top = report["groups"] - 1
+    assert report["single_moved_groups"] == [[top], [top - 1, top]]
+    assert report["moved_groups"] == report["single_moved_groups"]
+    assert report["weights_diff"] < TOLERANCE
+
 def test_two_workers_take_the_combined_batch_step(tmp_path):
     (single, single_loss, _), workers = two_processes_vs_one(
         "tensorflow", tmp_path)

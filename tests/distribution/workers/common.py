@@ -123,3 +123,39 @@ def max_diff(a, b):
     return float(max(np.max(np.abs(np.asarray(x) - np.asarray(y)))
                      for x, y in zip(a, b)))
 
+
+
+def layerwise_fit(task, x, y, scope=None):
+    """Two epochs of one batch each with discriminative learning rates and
+    gradual unfreezing (`LayerwiseAdamW`, `GradualUnfreezing`), the
+    optimizer made inside `scope` (a strategy's or a distribution's).
+    Returns the layer groups each epoch moved and the final weights."""
+    import contextlib
+
+    from kzoo.training import GradualUnfreezing, LayerwiseAdamW, layer_groups
+    with scope or contextlib.nullcontext():
+        task.compile(optimizer=LayerwiseAdamW(
+            1e-3, layer_groups=layer_groups(task), decay=0.5))
+    variables = task.trainable_variables
+    before = [np.array(v) for v in variables]
+    moved_groups = []
+    for epoch in range(2):
+        task.fit(x, y, batch_size=len(y), initial_epoch=epoch,
+                 epochs=epoch + 1, shuffle=False, verbose=0,
+                 callbacks=[GradualUnfreezing()])
+        after = [np.array(v) for v in variables]
+        moved_groups.append(sorted({
+            task.optimizer.group_of(v) for v, old, new in
+            zip(variables, before, after) if np.any(old != new)}))
+        before = after
+    return {"groups": len(task.optimizer.layer_groups),
+            "moved_groups": moved_groups, "weights": task.get_weights()}
+
+
+def layerwise_report(single, distributed):
+    """`layerwise_fit` under a distribution against a single device."""
+    return {"groups": single["groups"],
+            "single_moved_groups": single["moved_groups"],
+            "moved_groups": distributed["moved_groups"],
+            "weights_diff": max_diff(distributed["weights"],
+                                     single["weights"])}

@@ -13,8 +13,9 @@ import jax
 import keras
 import numpy as np
 
-from common import (BATCH, backbone_class, batch, build_task, max_diff,
-                    task_kinds, time_steps, write_json)
+from common import (BATCH, backbone_class, batch, build_task,
+                    layerwise_fit, layerwise_report, max_diff, task_kinds,
+                    time_steps, write_json)
 from kzoo import distribution as kd
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
 
@@ -97,7 +98,18 @@ def main(out, timed):
         if kind == "causal_lm":
             entry["generate"] = generation_report(ref["task"])
         report[kind] = entry
+    report["layerwise"] = layerwise_under(keras.distribution.DataParallel())
     write_json(out, report)
+
+
+def layerwise_under(dist):
+    """Discriminative rates and gradual unfreezing on the classifier under
+    `dist`, against a single device."""
+    x, y = batch("classifier")
+    single = layerwise_fit(build_task("classifier", config=CONFIG), x, y)
+    with dist.scope():
+        task = build_task("classifier", config=CONFIG)
+    return layerwise_report(single, layerwise_fit(task, x, y, dist.scope()))
 
 
 def generation_report(single_task):

@@ -21,8 +21,9 @@ tf.config.set_logical_device_configuration(
 import numpy as np  # noqa: E402
 
 import kzoo  # noqa: E402
-from common import (LABELS, TEXTS, build_task, max_diff,  # noqa: E402
-                    time_steps, write_json)
+from common import (LABELS, TEXTS, build_task,  # noqa: E402
+                    layerwise_fit, layerwise_report, max_diff, time_steps,
+                    write_json)
 from kzoo import distribution as kd  # noqa: E402
 
 TOKENIZER = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
@@ -33,6 +34,11 @@ def classifier():
     return build_task(
         "classifier", preprocessor,
         config={"vocabulary_size": TOKENIZER.vocabulary_size})
+
+
+def scoped_classifier(strategy):
+    with strategy.scope():
+        return classifier()
 
 
 def one_step(strategy, timed):
@@ -99,6 +105,10 @@ def main(out, timed):
             single_task.predict(TEXTS, verbose=0)))),
         "single_step_s": single_s, "step_s": step_s,
         "preset": preset_round_trip(strategy),
+        "layerwise": layerwise_report(
+            layerwise_fit(classifier(), TEXTS, LABELS),
+            layerwise_fit(scoped_classifier(strategy), TEXTS, LABELS,
+                          strategy.scope())),
     }
     write_json(out, report)
 
