@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kzoo
-from helpers import assert_weights_identical, check_task_preset, make_tiny_bert
+from helpers import check_task_preset, make_tiny_bert
 from roberta_testing import ROBERTA_PRESET
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC"]
