@@ -2,7 +2,6 @@
 same draws, log-uniform draws, and ELMo's language model trained with it
 (fresh negatives every step; evaluation on the full softmax)."""
 
-import keras
 import numpy as np
 import tensorflow as tf
 

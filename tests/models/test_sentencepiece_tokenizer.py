@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import keras
-import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf

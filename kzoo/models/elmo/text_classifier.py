@@ -4,7 +4,7 @@ from keras import ops
 
 from kzoo.layers import ScalarMix
 from kzoo.models.arguments import BOOLEAN, FRACTION, OneOf, Optional
-from kzoo.models.bert.text_embedder import POOLING_MODES, TokenPooling
+from kzoo.models.bert.text_embedder import TokenPooling
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
 from kzoo.models.registry import register

@@ -2,7 +2,6 @@
 loss over real tokens, perplexity) and ULMFiT classifier (concat pooling,
 fastai's head), and the presets."""
 
-import keras
 import numpy as np
 import pytest
 
