@@ -113,3 +113,23 @@ def test_replacements_land_at_the_masks_only():
     np.testing.assert_array_equal(out, [[101, 50, 6, 60, 102],
                                         [101, 8, 80, 102, 0]])
     assert BERT_SPECIAL_IDS["[CLS]"] == out[0, 0]
+
+
+def test_replacements_are_draws_from_the_generators_softmax():
+    """`inverse_cdf_draw` (one uniform per mask) lands on each token as
+    often as its softmax probability says, never on a token of
+    probability 0, and draws afresh from a seed generator."""
+    import keras
+    from kzoo.models.electra.pretrainer import inverse_cdf_draw
+    probs = np.array([0.5, 0.0, 0.3, 0.15, 0.05])
+    rows = 20000
+    logits = np.tile(np.log(np.maximum(probs, 1e-30)), (rows, 1))
+    logits[:, 1] = -1e9
+    seed = keras.random.SeedGenerator(3)
+    draws = to_numpy(inverse_cdf_draw(logits.astype("float32"), seed))
+    counts = np.bincount(draws, minlength=5)
+    assert counts[1] == 0 and counts.sum() == rows
+    spread = np.sqrt(rows * probs * (1 - probs))
+    assert np.all(np.abs(counts - rows * probs) < 4 * spread + 1), counts
+    again = to_numpy(inverse_cdf_draw(logits[:100].astype("float32"), seed))
+    assert np.any(again != draws[:100])
