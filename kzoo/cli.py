@@ -20,6 +20,7 @@ COMMANDS = {
     "classify": "Label texts with a saved classifier.",
     "finetune": "Fine-tune a text classifier on a CSV/JSONL and save it.",
     "pretrain": "Masked-LM pretraining on a folder of .txt files.",
+    "bench": "Time a preset's forward pass, train step and generation here.",
 }
 
 

@@ -81,21 +81,9 @@ def make_inputs(args):
 
 
 def time_steps(step, args):
-    """Seconds per step: `warmup` untimed calls, then the median of
-    `steps` timed ones (the median shrugs off a step that another process
-    on the machine slowed down; the mean would not)."""
-    for _ in range(args.warmup):
-        step()
-    seconds = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        step()
-        seconds.append(time.perf_counter() - start)
-    seconds.sort()
-    middle = len(seconds) // 2
-    if len(seconds) % 2:
-        return seconds[middle]
-    return (seconds[middle - 1] + seconds[middle]) / 2
+    """Median seconds per step after the warm-up (kzoo.utils.timing)."""
+    from kzoo.utils.timing import median_seconds
+    return median_seconds(step, args.steps, args.warmup)
 
 
 # ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ backend; this checks the command layer."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,28 @@ def test_generate_continues_prompts(folders, capsys):
     refused(capsys, "at least 1", "generate", folders / "gpt2", "a",
             "--max-new-tokens", "0")
 
+
+
+def test_bench_times_forward_training_and_generation(folders, capsys):
+    code, out, _ = run(capsys, "bench", folders / "gpt2", "--batch", "2",
+                       "--seq", "16", "--steps", "1", "--warmup", "1",
+                       "--new-tokens", "3")
+    assert code == 0, out
+    assert "batch 2 x 16 tokens, median of 1 calls after 1 warm-up, " \
+        "random weights" in out
+    assert re.search(r"GPT2Classifier: [\d,]+ parameters", out), out
+    for what, unit in (("forward", "tokens/s"), ("train step", "tokens/s"),
+                       ("generate", "new tokens/s")):
+        assert re.search(rf"  {what} +[\d.]+ ms per batch +[\d,]+ {unit}",
+                         out), out
+    # An encoder: no generation line.
+    code, out, _ = run(capsys, "bench", folders / "backbone", "--batch", "2",
+                       "--seq", "8", "--steps", "1", "--warmup", "0",
+                       "--no-train")
+    assert code == 0 and "BertTextClassifier" in out, out
+    assert "train step" not in out and "generate" not in out
+    refused(capsys, "--steps must be at least 1", "bench", BERT,
+            "--steps", "0")
 
 def test_finetune_then_classify(folders, tmp_path, capsys):
     data = tmp_path / "novels.csv"
