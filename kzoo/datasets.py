@@ -237,3 +237,71 @@ def capitalised_word_tags(sentences):
                         if capital else "O")
         result.append(tags)
     return result
+
+
+# A sentence ends at . ! or ? (and a closing quote after it), unless the
+# full stop closes a title ("Mrs. Bennet").
+_SENTENCE_END = re.compile(
+    r'(?:(?<=[.!?])|(?<=[.!?]["\u201d]))(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)'
+    r'(?<!\bSt\.)\s+(?=["\u201c]?[A-Z])')
+
+
+def austen_sentences(paragraph):
+    """A paragraph's sentences, split after `.`, `!` or `?` (with any
+    closing quote) before a capital letter; titles do not end one."""
+    return [s for s in _SENTENCE_END.split(paragraph) if s.strip()]
+
+
+def austen_next_sentence_choices(novels=AUSTEN_NOVELS, num_choices=4,
+                                 min_words=6, max_words=40, seed=0):
+    """A multiple-choice task in SWAG's shape: which sentence comes next?
+
+    Each context is a sentence of a paragraph; its choices are the
+    sentence that follows it in the paragraph and `num_choices - 1`
+    sentences drawn at random from elsewhere in the same novel (so the
+    wrong choices are Austen's too, with the novel's names and style).
+    The right choice's place is random. Sentences outside `min_words`..
+    `max_words` words are skipped.
+
+    Returns a list of dicts: `novel`, `context`, `choices` (strings) and
+    `label` (the index of the sentence that follows).
+
+    Example:
+    ```python
+    examples = kzoo.datasets.austen_next_sentence_choices(["persuasion"])
+    examples[0]["context"], examples[0]["choices"], examples[0]["label"]
+    ```
+    """
+    rng = np.random.default_rng(seed)
+    examples = []
+    for novel in novels:
+        pairs, pool = [], []
+        for paragraph in austen_paragraphs(novel, min_words=1):
+            sentences = austen_sentences(paragraph)
+            kept = [min_words <= len(s.split()) <= max_words
+                    for s in sentences]
+            pool += [s for s, keep in zip(sentences, kept) if keep]
+            pairs += [(a, b) for a, b, keep_a, keep_b in zip(
+                sentences, sentences[1:], kept, kept[1:]) if keep_a and keep_b]
+        for context, following in pairs:
+            wrong = set()
+            while len(wrong) < num_choices - 1:
+                candidate = pool[rng.integers(len(pool))]
+                if candidate not in (context, following):
+                    wrong.add(candidate)
+            choices = sorted(wrong)
+            rng.shuffle(choices)
+            label = int(rng.integers(num_choices))
+            choices.insert(label, following)
+            examples.append({"novel": novel, "context": context,
+                             "choices": choices, "label": label})
+    return examples
+
+
+def word_overlap_choice(context, choices):
+    """The baseline for `austen_next_sentence_choices`: the choice sharing
+    the most lower-cased words with the context (the first on a tie)."""
+    words = set(context.lower().split())
+    overlaps = [len(words & set(choice.lower().split()))
+                for choice in choices]
+    return int(np.argmax(overlaps))
