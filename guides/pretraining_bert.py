@@ -202,10 +202,12 @@ print(f"after training: held-out MLM loss {after['mlm_loss']:.2f}, MLM "
       f"{after['nsp_nsp_accuracy']:.3f}")
 
 """
-A minute of CPU is a tiny fraction of BERT's pretraining (a million
-steps of 256 sequences); the model learns frequent pieces and a little
-local context, and NSP stays near chance this early. The same code runs
-a longer schedule on more text.
+A few minutes of CPU are a tiny fraction of BERT's pretraining (a million
+steps of 256 sequences). One full run of this guide (jax, 2 CPU cores,
+4 epochs of 4,096 pairs) took the held-out MLM loss from 10.32 to 6.29
+and its accuracy to 0.107: the model has learned which pieces are
+frequent and a little local context; NSP stayed at chance (0.50), as it
+does this early. The same code runs a longer schedule on more text.
 
 ## 5. Filling masks
 
@@ -213,7 +215,8 @@ a longer schedule on more text.
 the pretrained backbone, and takes the MLM head's weights (its output
 projection is tied to the token embedding). `fill_mask` gives the top
 pieces for every `[MASK]`. To keep the model, `backbone.save_to_preset`
-writes it as any preset.
+writes it as any preset. This early, the top guesses are the most
+frequent pieces ("," "the" "."), whatever the context.
 """
 
 mlm = kzoo.BertMaskedLM(
