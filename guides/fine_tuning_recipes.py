@@ -89,8 +89,9 @@ print(f"{len(train_x)} training passages, {len(test_x)} held out; "
 
 Every recipe starts from the same weights: the backbone is loaded anew
 and the head (dropout, then a dense layer on the pooled output, BERT's
-`tanh(dense([CLS]))`) drawn with the same seed. One preprocessor (the preset's WordPiece tokenizer,
-48 pieces, enough for 32 words) serves them all.
+`tanh(dense([CLS]))`) drawn with the same seed. One preprocessor (the
+preset's WordPiece tokenizer, 48 pieces, enough for 32 words) serves
+them all.
 """
 
 PRESET = "all_minilm_l6_v2"

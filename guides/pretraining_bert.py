@@ -43,7 +43,8 @@ import numpy as np  # noqa: E402
 
 import kzoo  # noqa: E402
 from kzoo import datasets  # noqa: E402
-from kzoo.preprocessing import next_sentence_pairs, split_sentences  # noqa: E402,E501
+from kzoo.preprocessing import (  # noqa: E402
+    next_sentence_pairs, split_sentences)
 
 SIZES = {
     # sentence pairs to train on, held-out pairs, epochs, tokens per pair
