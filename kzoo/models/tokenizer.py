@@ -78,6 +78,13 @@ class Tokenizer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self._inner = _Unsaved()
+        # Built from the start: no weights, and kzoo calls `tokenize_tf`
+        # rather than the layer, so Keras would never mark it built. A task
+        # holding an unbuilt layer made Keras' JAX trainer run the whole
+        # task eagerly before every `predict_on_batch` (and once per
+        # `predict`) to "build" it: ELECTRA's test spent a third of its
+        # time there.
+        self.built = True
 
     def build(self, input_shape=None):
         # Text layers hold no weights; there is nothing to build.
