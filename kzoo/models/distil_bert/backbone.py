@@ -46,10 +46,10 @@ class DistilBertBackbone(Backbone):
     Example:
     ```python
     backbone = kzoo.DistilBertBackbone.from_preset(
-        "distil_bert_base_en_uncased", load_weights=False)
+        "distil_bert_base_en_uncased", load_weights=False, num_layers=1)
     outputs = backbone({"token_ids": np.array([[101, 7592, 102]]),
                         "padding_mask": np.ones((1, 3), "int32")})
-    outputs["sequence_output"].shape  # (1, 3, 768)
+    assert outputs["sequence_output"].shape == (1, 3, 768)
     ```
     """
 
