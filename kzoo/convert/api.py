@@ -48,13 +48,13 @@ def load_hf_weights(model, src, verbose=True):
     Example:
     ```python
     from kzoo import convert
-    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
-                                        load_weights=False)
-    convert.export_hf(mlm, "hf_out", verbose=False)
-    fresh = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    convert.export_hf(backbone, "hf_out", verbose=False)   # a BertModel
+    fresh = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
                                           load_weights=False)
     convert.load_hf_weights(fresh, "hf_out", verbose=False)
-    for a, b in zip(mlm.backbone.weights, fresh.backbone.weights):
+    for a, b in zip(backbone.weights, fresh.weights):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
                                       keras.ops.convert_to_numpy(b))
     ```
