@@ -63,7 +63,12 @@ class PearsonCorrelation(keras.metrics.Metric):
 
     Example:
     ```python
-    model.compile(..., metrics=[kzoo.metrics.PearsonCorrelation()])
+    from kzoo import metrics
+    metric = metrics.PearsonCorrelation()
+    metric.update_state([1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
+    assert abs(float(metric.result()) - metrics.pearson([1, 2, 3],
+                                                        [2, 4, 7])) < 1e-6
+    # In training: model.compile(..., metrics=[metrics.PearsonCorrelation()])
     ```
     """
 
