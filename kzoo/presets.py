@@ -59,12 +59,41 @@ class PresetError(ValueError):
 
 
 class MissingWeightsError(FileNotFoundError):
-    """`load_weights=True` but no weights file exists where we look."""
+    """`load_weights=True` but no weights file exists where we look.
+
+    Example:
+    ```python
+    import os
+    from kzoo import presets
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    backbone.save_to_preset("my_preset")
+    os.remove("my_preset/model.weights.h5")
+    try:
+        kzoo.BertBackbone.from_preset("my_preset")
+    except presets.MissingWeightsError as error:
+        print(error)   # where it looked, and how to get them
+    else:
+        raise AssertionError("expected MissingWeightsError")
+    ```
+    """
 
 
 class RandomHeadWarning(UserWarning):
     """A task head that pretraining trains has no pretrained weights in the
-    preset, so it starts from random initialisation."""
+    preset, so it starts from random initialisation.
+
+    Example:
+    ```python
+    import warnings
+    from kzoo import presets
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kzoo.BertMaskedLM.from_preset("all_minilm_l6_v2")  # an encoder only
+    assert any(issubclass(w.category, presets.RandomHeadWarning)
+               for w in caught)
+    ```
+    """
 
 
 # Hooks that kzoo.convert registers on import, keyed by the function's

@@ -83,11 +83,9 @@ PENDING = frozenset({
     "kzoo.distribution.strategy", "kzoo.distribution.transformer_rules",
     "kzoo.distribution.unmatched_rules",
     # kzoo.convert
-    "kzoo.convert.ConversionError", "kzoo.convert.ConversionReport",
-    "kzoo.convert.Converter", "kzoo.convert.DownloadError",
+    "kzoo.convert.Converter",
     "kzoo.convert.WeightSpec", "kzoo.convert.register_converter",
     # kzoo.presets
-    "kzoo.presets.MissingWeightsError", "kzoo.presets.RandomHeadWarning",
     "kzoo.presets.register_reference_resolver",
     "kzoo.presets.register_weight_source", "kzoo.presets.staged_folder",
     # kzoo.recipes.ulmfit

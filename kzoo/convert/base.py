@@ -286,7 +286,19 @@ def layer_norm(prefix, norm, group, part="backbone", **kwargs):
 
 
 class ConversionReport:
-    """What a conversion did with every source tensor."""
+    """What a conversion did with every source tensor.
+
+    Example:
+    ```python
+    from kzoo import convert
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    convert.export_hf(backbone, "hf_out", verbose=False)
+    report = convert.load_hf_weights(backbone, "hf_out", verbose=False)
+    assert isinstance(report, convert.ConversionReport)
+    print(report.summary())   # "BertBackbone from hf_out: 39 tensors loaded"
+    ```
+    """
 
     def __init__(self, source, model_type, model_class):
         self.source = str(source)
