@@ -18,7 +18,8 @@ GUIDES = Path(__file__).resolve().parent.parent / "guides"
 def guide_markdown(source):
     """The Markdown page of one guide's source text."""
     lines = source.splitlines()
-    parts, code_start = [], 0  # code_start: first line (0-based) not yet emitted
+    # code_start: the first line (0-based) not emitted yet.
+    parts, code_start = [], 0
     for node in ast.parse(source).body:
         if not (isinstance(node, ast.Expr)
                 and isinstance(node.value, ast.Constant)

@@ -77,11 +77,10 @@ PENDING = frozenset({
     # kzoo.distribution
     "kzoo.distribution.DataParallel", "kzoo.distribution.ModelParallel",
     "kzoo.distribution.compile_scope", "kzoo.distribution.data_parallel",
-    "kzoo.distribution.initialize", "kzoo.distribution.launched_processes",
+    "kzoo.distribution.initialize",
     "kzoo.distribution.layout_map_from_rules",
     "kzoo.distribution.model_parallel", "kzoo.distribution.prepare",
-    "kzoo.distribution.strategy", "kzoo.distribution.transformer_rules",
-    "kzoo.distribution.unmatched_rules",
+    "kzoo.distribution.strategy",
     # kzoo.convert
     "kzoo.convert.Converter",
     "kzoo.convert.WeightSpec", "kzoo.convert.register_converter",
