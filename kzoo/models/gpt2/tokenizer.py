@@ -54,7 +54,7 @@ class GPT2Tokenizer(Tokenizer):
     Example:
     ```python
     tokenizer = kzoo.GPT2Tokenizer.from_preset("gpt2")
-    assert tokenizer("Hello world").tolist() == [15496, 995]
+    assert np.asarray(tokenizer("Hello world")).tolist() == [15496, 995]
     assert tokenizer.detokenize([15496, 995]) == "Hello world"
     ```
     """
