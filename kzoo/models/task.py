@@ -255,6 +255,13 @@ class Task(CheckedArguments, keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
+        if kwargs.get("_use_cached_eval_dataset"):
+            # `fit`'s validation after each epoch: Keras evaluates the
+            # dataset `fit` built from `validation_data` (preprocessed
+            # there), and `x` is that dataset: it must not be preprocessed
+            # a second time.
+            return super().evaluate(x, y, batch_size=batch_size,
+                                    sample_weight=sample_weight, **kwargs)
         self._ensure_compiled()
         labels.check_fit_call(self, "evaluate", x, y, batch_size)
         dataset = self._make_dataset(x, y, sample_weight, batch_size)
