@@ -19,7 +19,15 @@ _HEADING = re.compile(r"^(CHAPTER|VOLUME|Chapter)\b|^[A-Z .,]+$")
 
 
 def austen_text(novel):
-    """The full text of one novel."""
+    """The full text of one novel.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    text = datasets.austen_text("pride_and_prejudice")
+    assert "It is a truth universally acknowledged" in text
+    ```
+    """
     if novel not in AUSTEN_NOVELS:
         raise ValueError(f"Unknown novel {novel!r}; choose from {AUSTEN_NOVELS}.")
     return (AUSTEN_DIR / f"{novel}.txt").read_text(encoding="utf-8")
@@ -27,7 +35,15 @@ def austen_text(novel):
 
 def austen_paragraphs(novel, min_words=8):
     """Paragraphs of prose (headings and short lines dropped), each on one
-    line, Gutenberg `_italics_` markers removed."""
+    line, Gutenberg `_italics_` markers removed.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    paragraphs = datasets.austen_paragraphs("emma")
+    assert all(len(p.split()) >= 8 for p in paragraphs)
+    ```
+    """
     paragraphs = []
     for block in re.split(r"\n\s*\n", austen_text(novel)):
         text = " ".join(block.split()).replace("_", "")
@@ -39,7 +55,15 @@ def austen_paragraphs(novel, min_words=8):
 
 
 def austen_passages(novel, words=48):
-    """The novel's prose cut into consecutive passages of `words` words."""
+    """The novel's prose cut into consecutive passages of `words` words.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    passages = datasets.austen_passages("persuasion", words=32)
+    assert {len(p.split()) for p in passages} == {32}
+    ```
+    """
     tokens = " ".join(austen_paragraphs(novel)).split()
     return [" ".join(tokens[i:i + words])
             for i in range(0, len(tokens) - words + 1, words)]
@@ -53,6 +77,14 @@ def austen_authorship(novels=("pride_and_prejudice", "emma",
     Returns `((train_texts, train_labels), (test_texts, test_labels),
     class_names)`. Passages are shuffled with `seed`; `per_novel` caps how
     many passages each novel contributes (None: all).
+
+    Example:
+    ```python
+    from kzoo import datasets
+    (train_x, train_y), (test_x, test_y), names = datasets.austen_authorship(
+        per_novel=50)
+    assert len(train_x) + len(test_x) == 150 and len(names) == 3
+    ```
     """
     rng = np.random.default_rng(seed)
     texts, labels = [], []
@@ -96,6 +128,15 @@ def austen_questions(novels=AUSTEN_NOVELS, context_paragraphs=1):
 
     Returns a list of dicts in SQuAD's layout: `novel`, `question`,
     `context`, `answers` (`{"text": [name], "answer_start": [offset]}`).
+
+    Example:
+    ```python
+    from kzoo import datasets
+    row = datasets.austen_questions(novels=["persuasion"])[0]
+    start = row["answers"]["answer_start"][0]
+    name = row["answers"]["text"][0]
+    assert row["context"][start:start + len(name)] == name
+    ```
     """
     examples = []
     for novel in novels:
@@ -225,7 +266,16 @@ def austen_entities(max_words=40, min_words=5):
 def capitalised_word_tags(sentences):
     """The baseline tagger: every capitalised word that does not begin its
     sentence and is no title or "I" is a person, adjacent ones one
-    person. (It cannot tell places from persons.)"""
+    person. (It cannot tell places from persons.)
+
+    Example:
+    ```python
+    from kzoo import datasets
+    tags = datasets.capitalised_word_tags([["Then", "Jane", "Bennet",
+                                            "smiled"]])
+    assert tags == [["O", "B-PER", "I-PER", "O"]]
+    ```
+    """
     result = []
     for words in sentences:
         tags = []
@@ -248,7 +298,17 @@ _SENTENCE_END = re.compile(
 
 def austen_sentences(paragraph):
     """A paragraph's sentences, split after `.`, `!` or `?` (with any
-    closing quote) before a capital letter; titles do not end one."""
+    closing quote) before a capital letter; titles do not end one.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    sentences = datasets.austen_sentences(
+        "Mrs. Bennet was silent. Elizabeth smiled! Then she left.")
+    assert sentences == ["Mrs. Bennet was silent.", "Elizabeth smiled!",
+                         "Then she left."]
+    ```
+    """
     return [s for s in _SENTENCE_END.split(paragraph) if s.strip()]
 
 
@@ -300,7 +360,16 @@ def austen_next_sentence_choices(novels=AUSTEN_NOVELS, num_choices=4,
 
 def word_overlap_choice(context, choices):
     """The baseline for `austen_next_sentence_choices`: the choice sharing
-    the most lower-cased words with the context (the first on a tie)."""
+    the most lower-cased words with the context (the first on a tie).
+
+    Example:
+    ```python
+    from kzoo import datasets
+    assert datasets.word_overlap_choice(
+        "The rain fell all day.",
+        ["She sang.", "The rain had not stopped by night."]) == 1
+    ```
+    """
     words = set(context.lower().split())
     overlaps = [len(words & set(choice.lower().split()))
                 for choice in choices]

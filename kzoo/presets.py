@@ -45,16 +45,55 @@ TASK_WEIGHTS = "task.weights.h5"
 
 
 class PresetError(ValueError):
-    """A preset name, folder or file that cannot be used as asked."""
+    """A preset name, folder or file that cannot be used as asked.
+
+    Example:
+    ```python
+    from kzoo import presets
+    try:
+        presets.resolve("bert_bsae")
+    except presets.PresetError as error:
+        print(error)   # names the closest presets
+    ```
+    """
 
 
 class MissingWeightsError(FileNotFoundError):
-    """`load_weights=True` but no weights file exists where we look."""
+    """`load_weights=True` but no weights file exists where we look.
+
+    Example:
+    ```python
+    import os
+    from kzoo import presets
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    backbone.save_to_preset("my_preset")
+    os.remove("my_preset/model.weights.h5")
+    try:
+        kzoo.BertBackbone.from_preset("my_preset")
+    except presets.MissingWeightsError as error:
+        print(error)   # where it looked, and how to get them
+    else:
+        raise AssertionError("expected MissingWeightsError")
+    ```
+    """
 
 
 class RandomHeadWarning(UserWarning):
     """A task head that pretraining trains has no pretrained weights in the
-    preset, so it starts from random initialisation."""
+    preset, so it starts from random initialisation.
+
+    Example:
+    ```python
+    import warnings
+    from kzoo import presets
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kzoo.BertMaskedLM.from_preset("all_minilm_l6_v2")  # an encoder only
+    assert any(issubclass(w.category, presets.RandomHeadWarning)
+               for w in caught)
+    ```
+    """
 
 
 # Hooks that kzoo.convert registers on import, keyed by the function's
@@ -86,7 +125,14 @@ def register_weight_source(source):
 
 
 def builtin_presets_dir():
-    """Named presets: inside the installed wheel, or the source checkout."""
+    """Named presets: inside the installed wheel, or the source checkout.
+
+    Example:
+    ```python
+    from kzoo import presets
+    assert (presets.builtin_presets_dir() / "gpt2_base_en").is_dir()
+    ```
+    """
     package_dir = Path(__file__).resolve().parent
     for candidate in (package_dir / "_presets", package_dir.parent / "presets"):
         if candidate.is_dir():
@@ -97,6 +143,15 @@ def builtin_presets_dir():
 
 
 def cache_dir():
+    """Where downloaded and converted presets are kept: `$KZOO_CACHE`, or
+    `~/.cache/kzoo`.
+
+    Example:
+    ```python
+    from kzoo import presets
+    print(presets.cache_dir())   # ~/.cache/kzoo, or $KZOO_CACHE
+    ```
+    """
     return Path(os.environ.get("KZOO_CACHE") or
                 Path.home() / ".cache" / "kzoo").expanduser()
 
@@ -107,7 +162,15 @@ CLASS_ENTRY_FILES = ("config.json", "tokenizer.json", "preprocessor.json",
 
 
 class Preset:
-    """A preset folder on disk, with its metadata."""
+    """A preset folder on disk, with its metadata.
+
+    Example:
+    ```python
+    from kzoo import presets
+    preset = presets.resolve("gpt2")
+    assert preset.json("config.json")["class_name"] == "GPT2Backbone"
+    ```
+    """
 
     def __init__(self, path, name=None):
         self.path = Path(path)
@@ -292,7 +355,15 @@ def _aliases(presets):
 
 
 def list_presets(family=None):
-    """Every named preset: name, aliases, family, description, parameters."""
+    """Every named preset: name, aliases, family, description, parameters.
+
+    Example:
+    ```python
+    from kzoo import presets
+    names = [row["name"] for row in presets.list_presets(family="bert")]
+    assert "bert_base_en_uncased" in names
+    ```
+    """
     _, presets = _named_presets()
     rows = []
     for name, meta in presets.items():
@@ -309,7 +380,16 @@ def list_presets(family=None):
 
 
 def resolve(name_or_dir):
-    """A `Preset` for a preset name, an alias, or a preset folder."""
+    """A `Preset` for a preset name, an alias, or a preset folder.
+
+    Example:
+    ```python
+    from kzoo import presets
+    preset = presets.resolve("bert_base")   # an alias
+    assert preset.name == "bert_base_en_uncased"
+    assert preset.has("vocab.txt")
+    ```
+    """
     if isinstance(name_or_dir, Preset):
         return name_or_dir
     if not isinstance(name_or_dir, (str, os.PathLike)):

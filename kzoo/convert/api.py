@@ -44,6 +44,20 @@ def load_hf_weights(model, src, verbose=True):
 
     Returns the `ConversionReport`. Raises `ConversionError` (naming every
     missing, mis-shaped or unexpected tensor) before assigning anything.
+
+    Example:
+    ```python
+    from kzoo import convert
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    convert.export_hf(backbone, "hf_out", verbose=False)   # a BertModel
+    fresh = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                          load_weights=False)
+    convert.load_hf_weights(fresh, "hf_out", verbose=False)
+    for a, b in zip(backbone.weights, fresh.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
+                                      keras.ops.convert_to_numpy(b))
+    ```
     """
     with HFCheckpoint(src) as checkpoint:
         converter = converter_for_model_type(checkpoint.model_type)
@@ -75,6 +89,17 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
         The `ConversionReport` (None for a folder in an original,
         pre-Hugging Face layout, such as ELMo's: see
         `kzoo.convert.base.ORIGINAL_FORMAT_MODULES`).
+
+    Example:
+    ```python
+    from kzoo import convert
+    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+                                        load_weights=False)
+    convert.export_hf(mlm, "hf_out", verbose=False)
+    convert.hf_to_preset("hf_out", "my_preset", verbose=False)
+    again = kzoo.BertMaskedLM.from_preset("my_preset")
+    assert again.count_params() == mlm.count_params()
+    ```
     """
     original = original_format_module(src)
     if original is not None:  # e.g. ELMo's bilm-tf folder: no model_type
@@ -185,6 +210,15 @@ def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
         dest: the folder to write (written whole or not at all).
         tokenizer: the tokenizer to export; by default the task's
             preprocessor's, or the preset's.
+
+    Example:
+    ```python
+    from kzoo import convert
+    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+                                        load_weights=False)
+    convert.export_hf(mlm, "hf_out", verbose=False)  # transformers loads it
+    assert convert.is_hf_folder("hf_out")
+    ```
     """
     start = time.perf_counter()
     if isinstance(model, (str, os.PathLike)):

@@ -119,11 +119,29 @@ def register_converter(cls):
 
 
 def known_model_types():
-    """The `model_type`s kzoo converts."""
+    """The `model_type`s kzoo converts.
+
+    Example:
+    ```python
+    from kzoo import convert
+    assert "bert" in convert.known_model_types()
+    ```
+    """
     return sorted(MODEL_TYPE_MODULES)
 
 
 def converter_for_model_type(model_type):
+    """The converter of a Hugging Face `model_type` (config.json's), its
+    module imported on first use; a `ConversionError` listing the known
+    types for any other.
+
+    Example:
+    ```python
+    from kzoo import convert
+    converter = convert.converter_for_model_type("bert")
+    assert converter.backbone_class == "BertBackbone"
+    ```
+    """
     module = MODEL_TYPE_MODULES.get(model_type) \
         if isinstance(model_type, str) else None
     if module is None:
@@ -148,7 +166,17 @@ def original_format_module(path):
 
 
 def converter_for_model(model):
-    """The converter of a kzoo backbone or task (by the backbone's family)."""
+    """The converter of a kzoo backbone or task (by the backbone's family).
+
+    Example:
+    ```python
+    from kzoo import convert
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    assert convert.converter_for_model(backbone).backbone_class == \
+        "BertBackbone"
+    ```
+    """
     backbone = getattr(model, "backbone", model)
     family = getattr(backbone, "family", None)
     module = FAMILY_MODULES.get(family) if isinstance(family, str) else None
@@ -258,7 +286,19 @@ def layer_norm(prefix, norm, group, part="backbone", **kwargs):
 
 
 class ConversionReport:
-    """What a conversion did with every source tensor."""
+    """What a conversion did with every source tensor.
+
+    Example:
+    ```python
+    from kzoo import convert
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    convert.export_hf(backbone, "hf_out", verbose=False)
+    report = convert.load_hf_weights(backbone, "hf_out", verbose=False)
+    assert isinstance(report, convert.ConversionReport)
+    print(report.summary())   # "BertBackbone from hf_out: 39 tensors loaded"
+    ```
+    """
 
     def __init__(self, source, model_type, model_class):
         self.source = str(source)

@@ -36,7 +36,14 @@ TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
 
 def is_hf_folder(path):
     """True for a folder whose `config.json` is a Hugging Face config
-    (it names a `model_type`) rather than a kzoo one (`class_name`)."""
+    (it names a `model_type`) rather than a kzoo one (`class_name`).
+
+    Example:
+    ```python
+    from kzoo import convert
+    assert not convert.is_hf_folder(".")  # no config.json + weights here
+    ```
+    """
     config = Path(path) / "config.json"
     if not config.is_file():
         return False
@@ -228,9 +235,13 @@ class HFCheckpoint:
 
     Example:
     ```python
-    with HFCheckpoint("path/to/bert-base-uncased") as checkpoint:
-        checkpoint.config["hidden_size"]            # 768
-        checkpoint.tensors.shape("embeddings.word_embeddings.weight")
+    from kzoo import convert
+    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+                                        load_weights=False)
+    convert.export_hf(mlm, "hf_out", verbose=False)
+    with convert.HFCheckpoint("hf_out") as checkpoint:
+        assert checkpoint.config["model_type"] == "bert"
+        assert checkpoint.config["hidden_size"] == 128
     ```
     """
 

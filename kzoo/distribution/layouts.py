@@ -68,6 +68,16 @@ def transformer_rules():
     Patterns are matched with `re.fullmatch` against `variable.path` (e.g.
     `transformer_layer_0/attention/query/kernel`); the leading `(.*/)?`
     lets them match inside a task too.
+
+    Example:
+    ```python
+    import re
+    from kzoo import distribution
+    rules = distribution.transformer_rules()
+    role = next(role for pattern, role in rules.items() if re.fullmatch(
+        pattern, "transformer_layer_0/attention/query/kernel"))
+    assert role == distribution.COLUMN   # split over the model axis by column
+    ```
     """
     block = r"(.*/)?transformer_layer_\d+"
     return {
@@ -119,7 +129,19 @@ def expected_axes(layout_map, path, ndim):
 
 def unmatched_rules(layout_map, variables):
     """Rules of `layout_map` that match none of `variables`: a renamed layer
-    would otherwise silently turn sharding off."""
+    would otherwise silently turn sharding off.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    rules = dict(distribution.transformer_rules(),
+                 **{"no_such_layer/kernel": distribution.ROW})
+    assert distribution.unmatched_rules(rules, backbone.weights) == [
+        "no_such_layer/kernel"]   # a typo would silently turn sharding off
+    ```
+    """
     paths = [v.path for v in variables]
     return [pattern for pattern in layout_map
             if not any(re.fullmatch(pattern, path) for path in paths)]

@@ -51,7 +51,15 @@ def _env_int(name, default):
 
 def launched_processes():
     """(process index, process count) as the launcher described them, read
-    from the backend's own variables; (0, 1) when launched plainly."""
+    from the backend's own variables; (0, 1) when launched plainly.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    index, count = distribution.launched_processes()
+    assert (index, count) == (0, 1)   # a plain `python script.py`
+    ```
+    """
     if os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES"):
         return (_env_int("KERAS_DISTRIBUTION_PROCESS_ID", 0),
                 _env_int("KERAS_DISTRIBUTION_NUM_PROCESSES", 1))

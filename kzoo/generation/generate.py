@@ -68,6 +68,18 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
     Models call this from their own `generate` method, which fills in the
     model-specific arguments (after `use_cache`). See
     `GPT2CausalLM.generate` for the user-facing documentation.
+
+    Example:
+    ```python
+    # What GPT2CausalLM.generate (every causal LM's generate) runs:
+    backbone = kzoo.GPT2Backbone.from_preset(
+        "gpt2", load_weights=False, num_layers=1, num_heads=2, hidden_dim=32,
+        intermediate_dim=64)
+    lm = kzoo.GPT2CausalLM(backbone, preprocessor=kzoo.GPT2CausalLMPreprocessor
+                           .from_preset("gpt2", sequence_length=16))
+    ids = lm.generate([[15496, 995]], max_new_tokens=3)   # token ids in, out
+    assert ids[0][:2] == [15496, 995] and len(ids[0]) <= 5
+    ```
     """
     # 1. Check everything before any work.
     sampler = get_sampler(sampler)

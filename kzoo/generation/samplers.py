@@ -57,7 +57,24 @@ def gumbel_noise(uniform):
 
 class Sampler:
     """Base class. Subclasses set `name`, `needs_noise`, implement
-    `__call__(logits, noise)` and list their arguments in `get_config`."""
+    `__call__(logits, noise)` and list their arguments in `get_config`.
+
+    Example:
+    ```python
+    from kzoo import generation
+
+    class Lowest(generation.Sampler):
+        # The least likely token (a toy: samplers map logits to ids).
+
+        name = "lowest"
+
+        def __call__(self, logits, noise=None):
+            return keras.ops.argmin(logits, axis=-1)
+
+    ids = Lowest()(keras.ops.convert_to_tensor([[0.1, 2.0, -1.0]]))
+    assert keras.ops.convert_to_numpy(ids).tolist() == [2]
+    ```
+    """
 
     name = None
     needs_noise = False
@@ -88,7 +105,16 @@ def _check_temperature(temperature, owner):
 
 
 class GreedySampler(Sampler):
-    """The most likely token, every step (deterministic)."""
+    """The most likely token, every step (deterministic).
+
+    Example:
+    ```python
+    from kzoo import generation
+    logits = keras.ops.convert_to_tensor([[0.1, 2.0, -1.0], [3.0, 0.0, 0.0]])
+    ids = generation.GreedySampler()(logits)
+    assert keras.ops.convert_to_numpy(ids).tolist() == [1, 0]
+    ```
+    """
 
     name = "greedy"
 
@@ -98,7 +124,17 @@ class GreedySampler(Sampler):
 
 class RandomSampler(Sampler):
     """A draw from `softmax(logits / temperature)` over the whole
-    vocabulary."""
+    vocabulary.
+
+    Example:
+    ```python
+    from kzoo import generation
+    logits = keras.ops.convert_to_tensor([[0.0, 0.0, -1e9]])
+    noise = keras.random.uniform((1, 3), seed=0)   # the loop draws it
+    ids = generation.RandomSampler(temperature=0.7)(logits, noise)
+    assert int(keras.ops.convert_to_numpy(ids)[0]) in (0, 1)
+    ```
+    """
 
     name = "random"
     needs_noise = True
@@ -116,7 +152,17 @@ class RandomSampler(Sampler):
 
 class TopKSampler(Sampler):
     """A draw among the `k` most likely tokens only (Fan et al., 2018),
-    from `softmax(logits / temperature)` renormalised over them."""
+    from `softmax(logits / temperature)` renormalised over them.
+
+    Example:
+    ```python
+    from kzoo import generation
+    logits = keras.ops.convert_to_tensor([[5.0, 4.0, -3.0, -4.0]])
+    noise = keras.random.uniform((1, 4), seed=0)
+    ids = generation.TopKSampler(k=2)(logits, noise)
+    assert int(keras.ops.convert_to_numpy(ids)[0]) in (0, 1)   # the top 2
+    ```
+    """
 
     name = "top_k"
     needs_noise = True
@@ -151,6 +197,15 @@ class TopPSampler(Sampler):
         k: optionally look only at the `k` most likely tokens (sorting the
             whole vocabulary every step is the expensive part); `None`
             sorts all of it, which is exact.
+
+    Example:
+    ```python
+    from kzoo import generation
+    logits = keras.ops.log(keras.ops.convert_to_tensor([[0.7, 0.25, 0.05]]))
+    noise = keras.random.uniform((1, 3), seed=0)
+    ids = generation.TopPSampler(p=0.9)(logits, noise)
+    assert int(keras.ops.convert_to_numpy(ids)[0]) in (0, 1)   # 0.7 + 0.25
+    ```
     """
 
     name = "top_p"
@@ -206,6 +261,19 @@ class BeamSampler(Sampler):
             longest possible length).
         return_all_beams: return every beam (best first) and their scores
             instead of the best sequence only.
+
+    Example:
+    ```python
+    # A causal LM's generate takes it (or sampler="beam"):
+    backbone = kzoo.GPT2Backbone.from_preset(
+        "gpt2", load_weights=False, num_layers=1, num_heads=2, hidden_dim=32,
+        intermediate_dim=64)
+    lm = kzoo.GPT2CausalLM(backbone, preprocessor=kzoo.GPT2CausalLMPreprocessor
+                           .from_preset("gpt2", sequence_length=16))
+    text = lm.generate("It is a truth", max_new_tokens=4,
+                       sampler=kzoo.generation.BeamSampler(num_beams=3))
+    assert text.startswith("It is a truth")
+    ```
     """
 
     name = "beam"
@@ -244,7 +312,16 @@ SAMPLERS = {
 
 def get_sampler(sampler):
     """A sampler from a name ("top_k"), a `{"name": ..., **args}` dict, or
-    a `Sampler` (returned as is)."""
+    a `Sampler` (returned as is).
+
+    Example:
+    ```python
+    from kzoo import generation
+    assert isinstance(generation.get_sampler("top_k"), generation.TopKSampler)
+    sampler = generation.get_sampler({"name": "top_p", "p": 0.8})
+    assert sampler.p == 0.8
+    ```
+    """
     if isinstance(sampler, Sampler):
         return sampler
     if isinstance(sampler, str):

@@ -8,7 +8,14 @@ from keras import ops
 
 
 def pearson(x, y):
-    """Pearson's r of two equal-length sequences of numbers."""
+    """Pearson's r of two equal-length sequences of numbers.
+
+    Example:
+    ```python
+    from kzoo import metrics
+    assert abs(metrics.pearson([1, 2, 3], [2, 4, 7]) - 0.9934) < 1e-4
+    ```
+    """
     x, y = _pair(x, y, "pearson")
     x, y = x - x.mean(), y - y.mean()
     denominator = np.sqrt((x * x).sum() * (y * y).sum())
@@ -17,7 +24,14 @@ def pearson(x, y):
 
 def spearman(x, y):
     """Spearman's rho: Pearson's r of the ranks (ties get their mean
-    rank, as scipy's `spearmanr`)."""
+    rank, as scipy's `spearmanr`).
+
+    Example:
+    ```python
+    from kzoo import metrics
+    assert metrics.spearman([1, 2, 3], [2, 4, 70]) == 1.0   # same order
+    ```
+    """
     x, y = _pair(x, y, "spearman")
     return pearson(_ranks(x), _ranks(y))
 
@@ -49,7 +63,12 @@ class PearsonCorrelation(keras.metrics.Metric):
 
     Example:
     ```python
-    model.compile(..., metrics=[kzoo.metrics.PearsonCorrelation()])
+    from kzoo import metrics
+    metric = metrics.PearsonCorrelation()
+    metric.update_state([1.0, 2.0, 3.0], [2.0, 4.0, 7.0])
+    assert abs(float(metric.result()) - metrics.pearson([1, 2, 3],
+                                                        [2, 4, 7])) < 1e-6
+    # In training: model.compile(..., metrics=[metrics.PearsonCorrelation()])
     ```
     """
 

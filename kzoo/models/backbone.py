@@ -43,6 +43,17 @@ class Backbone(CheckedArguments, keras.Model):
             before `__init__` runs, for direct calls and preset configs
             alike. The shared transformer names are declared here; a
             family adds its own.
+
+    Example:
+    ```python
+    # The base class builds whichever backbone a preset names.
+    backbone = kzoo.Backbone.from_preset("bert_tiny_en_uncased",
+                                         load_weights=False)
+    assert isinstance(backbone, kzoo.BertBackbone)
+    backbone.save_to_preset("my_backbone")   # config.json + weights
+    restored = kzoo.Backbone.from_preset("my_backbone")
+    assert restored.count_params() == backbone.count_params()
+    ```
     """
 
     input_names = ()

@@ -53,8 +53,9 @@ class MultipleChoicePreprocessor(Preprocessor):
     ```python
     preprocessor = kzoo.MultipleChoicePreprocessor.from_preset(
         "bert_base", sequence_length=32)
-    preprocessor((["The fox saw the dog."],
-                  [["It ran.", "It sang.", "It flew."]]))
+    x = preprocessor((["The fox saw the dog."],
+                      [["It ran.", "It sang.", "It flew."]]))
+    assert x["token_ids"].shape == (1, 3, 32)   # (questions, choices, seq)
     ```
     """
 
@@ -164,10 +165,10 @@ class MultipleChoice(EncoderHead, Task):
 
     Example:
     ```python
-    chooser = kzoo.MultipleChoice.from_preset("bert_base",
-                                              sequence_length=64)
+    chooser = kzoo.MultipleChoice.from_preset(
+        "bert_tiny_en_uncased", sequence_length=16, load_weights=False)
     chooser.fit((["The fox saw the dog."],
-                 [["It ran away.", "It sang opera."]]), [0], epochs=2)
+                 [["It ran away.", "It sang opera."]]), [0], epochs=1)
     ```
     """
 

@@ -69,6 +69,17 @@ class Preprocessor(keras.layers.Layer):
     of their own, `call()`. They get their texts from
     `self.text_segments(x)` and token ids from
     `self.tokenizer.tokenize_tf(...)`, so their pipeline is tf throughout.
+
+    Example:
+    ```python
+    # Each family's preprocessor: raw strings (or pairs) in, the backbone's
+    # input dict out, in tf.data or eagerly.
+    preprocessor = kzoo.BertPreprocessor.from_preset("bert_tiny_en_uncased",
+                                                     sequence_length=8)
+    assert isinstance(preprocessor, kzoo.Preprocessor)
+    x = preprocessor(["Hello world"])
+    assert x["token_ids"].shape == (1, 8)
+    ```
     """
 
     tokenizer_cls = Tokenizer

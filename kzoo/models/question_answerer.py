@@ -49,11 +49,14 @@ class QuestionAnswerer(EncoderHead, Task):
 
     Example:
     ```python
-    qa = kzoo.QuestionAnswerer.from_preset("bert_base",
-                                           sequence_length=384)
-    qa.fit((questions, contexts), answers, epochs=2)
-    qa.answer(["Who called?"], ["Mr. Darcy called at noon."])
-    # [{"text": "Mr. Darcy", "start": 0, "end": 9, ...}]
+    # from_preset("bert_base") starts from the released encoder; offline,
+    # a random tiny one:
+    qa = kzoo.QuestionAnswerer.from_preset(
+        "bert_tiny_en_uncased", sequence_length=64, load_weights=False)
+    qa.fit((["Who called?"], ["Mr. Darcy called at noon."]),
+           [{"text": "Mr. Darcy", "answer_start": 0}], epochs=1)
+    answers = qa.answer(["Who called?"], ["Mr. Darcy called at noon."])
+    answers[0]["text"], answers[0]["start"], answers[0]["end"]
     ```
     """
 

@@ -45,10 +45,10 @@ class QuestionAnswererPreprocessor(Preprocessor):
     Example:
     ```python
     preprocessor = kzoo.QuestionAnswererPreprocessor.from_preset(
-        "bert_base", sequence_length=384)
+        "bert_base", sequence_length=64)
     features = preprocessor.features(["Who?"], ["Emma did."],
                                      [{"text": "Emma", "answer_start": 0}])
-    features["x"]["token_ids"].shape        # (windows, 384)
+    assert features["x"]["token_ids"].shape == (1, 64)  # (windows, 64)
     ```
     """
 

@@ -52,6 +52,14 @@ def squad_scores(predictions, golds):
             [] or [""] for an unanswerable question).
 
     Returns `{"exact_match": float, "f1": float}`.
+
+    Example:
+    ```python
+    scores = kzoo.squad_scores(["Mr. Darcy", "noon"],
+                               [["Darcy", "Mr. Darcy"], ["at noon"]])
+    assert scores["exact_match"] == 50.0   # the first matches exactly
+    assert 50.0 < scores["f1"] < 100.0     # the second shares "noon"
+    ```
     """
     predictions, golds = list(predictions), list(golds)
     if len(predictions) != len(golds):

@@ -38,6 +38,17 @@ class Task(CheckedArguments, keras.Model):
     are (checked before training: `kzoo.models.labels`). Constructor
     arguments are checked before `__init__` runs (`check_argument_values`,
     `kzoo.models.arguments`).
+
+    Example:
+    ```python
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False,
+        sequence_length=16)
+    classifier.save_to_preset("my_classifier")
+    # The preset's task.json names the class and its arguments.
+    restored = kzoo.BertTextClassifier.from_preset("my_classifier")
+    assert restored.count_params() == classifier.count_params()
+    ```
     """
 
     backbone_cls = Backbone

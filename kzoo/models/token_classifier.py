@@ -104,6 +104,7 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
         "bert_base", sequence_length=32)
     x, y, weights = preprocessor([["Sherlock", "Holmes", "smiled"]],
                                  [[1, 2, 0]])
+    assert x["token_ids"].shape == y.shape == (1, 32)
     ```
     """
 
@@ -406,11 +407,12 @@ class TokenClassifier(WordTagger, EncoderHead, Task):
     Example:
     ```python
     tagger = kzoo.TokenClassifier.from_preset(
-        "bert_base", label_names=["O", "B-PER", "I-PER"],
-        sequence_length=64)
+        "bert_tiny_en_uncased", label_names=["O", "B-PER", "I-PER"],
+        sequence_length=16, load_weights=False)
     tagger.fit([["Sherlock", "Holmes", "smiled"]],
-               [["B-PER", "I-PER", "O"]], epochs=3)
-    tagger.predict_words([["Watson", "laughed"]])
+               [["B-PER", "I-PER", "O"]], epochs=2)
+    tags = tagger.predict_words([["Watson", "laughed"]])
+    assert len(tags[0]) == 2   # one label per word
     ```
     """
 

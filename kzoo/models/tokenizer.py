@@ -67,6 +67,13 @@ class Tokenizer(keras.layers.Layer):
     Called eagerly, `tokenize` returns a list of id lists for a batch (a
     backend tensor for one string) and `detokenize` Python strings, as
     keras-hub does; inside `tf.data` both stay tf.
+
+    Example:
+    ```python
+    tokenizer = kzoo.Tokenizer.from_preset("bert_tiny_en_uncased")
+    assert isinstance(tokenizer, kzoo.BertTokenizer)
+    assert tokenizer.detokenize(tokenizer(["Hello world"])) == ["hello world"]
+    ```
     """
 
     # constructor argument holding a file path -> file name in a preset

@@ -24,7 +24,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\)\]]*\s+")
 
 
 def split_sentences(text, min_words=3):
-    """Split prose into sentences, dropping fragments under `min_words`."""
+    """Split prose into sentences, dropping fragments under `min_words`.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    assert preprocessing.split_sentences(
+        "It rained all day. We stayed in. The end came at last.",
+        min_words=4) == ["It rained all day.", "The end came at last."]
+    ```
+    """
     text = " ".join(text.split())
     sentences = [s.strip() for s in _SENTENCE_END.split(text)]
     return [s for s in sentences if len(s.split()) >= min_words]
@@ -42,6 +51,15 @@ def next_sentence_pairs(documents, seed=None, not_next_rate=0.5):
 
     Returns:
         `(first, second, labels)`: two lists of strings and an int32 array.
+
+    Example:
+    ```python
+    from kzoo import datasets, preprocessing
+    first, second, labels = preprocessing.next_sentence_pairs(
+        datasets.austen_paragraphs("emma")[:20], seed=0)
+    assert len(first) == len(second) == len(labels)
+    assert set(labels.tolist()) == {0, 1}   # 0: IsNext, 1: NotNext
+    ```
     """
     documents = _sentence_documents(documents)
     if len(documents) < 2:

@@ -76,7 +76,15 @@ def span_corruption_lengths(inputs_length, noise_density=0.15,
     """`(tokens_length, targets_length)`: the most raw tokens whose
     corrupted input (kept tokens, one sentinel per span, `</s>`) fits in
     `inputs_length`, and the length of their target (noise tokens, one
-    sentinel per span, `</s>`): the original's `random_spans_helper`."""
+    sentinel per span, `</s>`): the original's `random_spans_helper`.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    # T5: 568 raw tokens become 512 inputs and 114 targets.
+    assert preprocessing.span_corruption_lengths(512) == (568, 114)
+    ```
+    """
     def lengths(tokens_length):
         num_noise_tokens = int(round(tokens_length * noise_density))
         num_nonnoise_tokens = tokens_length - num_noise_tokens

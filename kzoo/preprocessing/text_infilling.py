@@ -42,7 +42,17 @@ def infilling_spans(num_words, rng, noise_density=0.3, poisson_lambda=3.0):
     lengths, num_inserts)`: distinct start words, span lengths (>= 1, in
     words) and the number of zero-length spans (inserted masks). The
     lengths of all spans drawn, zeros included, sum to `ceil(noise_density
-    * num_words)`."""
+    * num_words)`.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    rng = np.random.default_rng(0)
+    starts, lengths, num_inserts = preprocessing.infilling_spans(
+        100, rng, noise_density=0.3)
+    assert lengths.sum() == 30 and len(starts) == len(lengths)  # 30% of words
+    ```
+    """
     budget = int(math.ceil(num_words * noise_density))
     if budget == 0:
         return np.zeros(0, "int64"), np.zeros(0, "int64"), 0
@@ -139,7 +149,16 @@ def token_deletion(token_ids, rng, deletion_rate):
     """One text's token ids with `ceil(deletion_rate * len(token_ids))` of
     them, chosen uniformly at random (no two the same position), deleted;
     the kept ones in their order. As fairseq counts its noise: the share
-    rounded up, so any text with a token loses at least one."""
+    rounded up, so any text with a token loses at least one.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    rng = np.random.default_rng(0)
+    kept = preprocessing.token_deletion(np.arange(100), rng, 0.1)
+    assert len(kept) < 100 and (np.diff(kept) > 0).all()   # order kept
+    ```
+    """
     ids = np.asarray(token_ids, "int64").reshape(-1)
     if not 0 <= deletion_rate < 1:
         raise ValueError(f"deletion_rate must be in [0, 1); got "

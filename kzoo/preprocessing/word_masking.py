@@ -37,7 +37,15 @@ MAX_SPAN_WORDS = 10
 
 def span_length_probabilities(p=SPAN_GEOMETRIC_P, max_words=MAX_SPAN_WORDS):
     """P(span of n words), n = 1..max_words: geometric(p) renormalised over
-    1..max_words (SpanBERT's `len_distrib`)."""
+    1..max_words (SpanBERT's `len_distrib`).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    probabilities = preprocessing.span_length_probabilities()  # SpanBERT's
+    assert len(probabilities) == 10 and abs(sum(probabilities) - 1) < 1e-6
+    ```
+    """
     lengths = np.arange(1, max_words + 1)
     weights = p * (1 - p) ** (lengths - 1)
     return weights / weights.sum()

@@ -38,7 +38,17 @@ _SCALE_PREFIX = "layer_group_scale_"
 def layer_groups(model):
     """The layer groups of a task or a backbone, bottom to top: each a list
     of layer names. A task's head layers (everything outside its backbone)
-    form the top group."""
+    form the top group.
+
+    Example:
+    ```python
+    from kzoo import training
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    groups = training.layer_groups(classifier)   # bottom to top
+    assert len(groups) == 2 + 2   # embeddings, 2 blocks (+ pooler), the head
+    ```
+    """
     backbone = getattr(model, "backbone", None)
     if backbone is None:
         return model.layer_groups()
@@ -49,7 +59,14 @@ def layer_groups(model):
 
 
 def decayed_scales(num_groups, decay):
-    """`decay ** k` for the group k places below the top; the top is 1."""
+    """`decay ** k` for the group k places below the top; the top is 1.
+
+    Example:
+    ```python
+    from kzoo import training
+    assert training.decayed_scales(3, 0.5) == [0.25, 0.5, 1.0]
+    ```
+    """
     return [float(decay) ** (num_groups - 1 - g) for g in range(num_groups)]
 
 
@@ -65,6 +82,21 @@ class LayerwiseMixin:
             (ULMFiT: 1 / 2.6; layer-wise decay for BERT: ~0.9). Ignored
             when `scales` is given.
         scales: one scale per group, bottom to top.
+
+    Example:
+    ```python
+    import keras
+    from kzoo import training
+
+    class LayerwiseRMSprop(training.LayerwiseMixin, keras.optimizers.RMSprop):
+        pass   # RMSprop with a learning-rate scale per layer group
+
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    optimizer = LayerwiseRMSprop(
+        1e-3, layer_groups=training.layer_groups(classifier), decay=0.5)
+    assert optimizer.scales == [0.125, 0.25, 0.5, 1.0]
+    ```
     """
 
     def __init__(self, *args, layer_groups, decay=1.0, scales=None,
@@ -163,8 +195,16 @@ class LayerwiseAdamW(LayerwiseMixin, keras.optimizers.AdamW):
 
     Example:
     ```python
-    optimizer = kzoo.training.LayerwiseAdamW(
-        2e-5, layer_groups=kzoo.training.layer_groups(task), decay=0.9)
+    from kzoo import training
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False,
+        sequence_length=16)
+    optimizer = training.LayerwiseAdamW(
+        2e-5, layer_groups=training.layer_groups(classifier), decay=0.9)
+    classifier.compile(optimizer=optimizer,
+                       loss=keras.losses.SparseCategoricalCrossentropy(
+                           from_logits=True))
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=1)
     ```
     """
 
@@ -176,13 +216,37 @@ class LayerwiseAdamW(LayerwiseMixin, keras.optimizers.AdamW):
 @keras.saving.register_keras_serializable(package="kzoo")
 class LayerwiseAdam(LayerwiseMixin, keras.optimizers.Adam):
     """Adam with a learning-rate scale per layer group (ULMFiT's optimizer;
-    see `LayerwiseMixin`)."""
+    see `LayerwiseMixin`).
+
+    Example:
+    ```python
+    from kzoo import training
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    # ULMFiT's: each group 2.6 times slower than the one above.
+    optimizer = training.LayerwiseAdam(
+        1e-3, layer_groups=training.layer_groups(classifier), decay=1 / 2.6)
+    assert optimizer.scales[-1] == 1.0
+    ```
+    """
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
 class LayerwiseSGD(LayerwiseMixin, keras.optimizers.SGD):
     """SGD with a learning-rate scale per layer group (see
-    `LayerwiseMixin`)."""
+    `LayerwiseMixin`).
+
+    Example:
+    ```python
+    from kzoo import training
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    groups = training.layer_groups(classifier)
+    # Explicit scales: the embeddings frozen, the rest at full rate.
+    optimizer = training.LayerwiseSGD(
+        0.1, layer_groups=groups, scales=[0.0] + [1.0] * (len(groups) - 1))
+    ```
+    """
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
@@ -194,6 +258,21 @@ class GradualUnfreezing(keras.callbacks.Callback):
 
     Args:
         epochs_per_group: epochs between two unfreezings (1 in ULMFiT).
+
+    Example:
+    ```python
+    from kzoo import training
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False,
+        sequence_length=16)
+    classifier.compile(
+        optimizer=training.LayerwiseAdam(
+            1e-3, layer_groups=training.layer_groups(classifier)),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    # Epoch 1 trains the head only, epoch 2 the top two groups, ...
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=2,
+                   callbacks=[training.GradualUnfreezing(epochs_per_group=1)])
+    ```
     """
 
     def __init__(self, epochs_per_group=1):

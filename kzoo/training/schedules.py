@@ -22,7 +22,18 @@ class PlannedSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """A schedule over a number of steps that `Task.fit` sets (`plan`):
     each `fit` call runs the whole schedule over its own steps. Until a
     plan is set (or when `fit` cannot tell how many steps it will run) the
-    rate is constant at its peak."""
+    rate is constant at its peak.
+
+    Example:
+    ```python
+    from kzoo import training
+    schedule = training.WarmupLinearDecay(1e-3, warmup_fraction=0.5)
+    assert np.isclose(float(schedule(0)), 1e-3)   # no plan yet: the peak
+    schedule.plan(total_steps=10, start_step=0)   # what Task.fit does
+    assert np.allclose([float(schedule(s)) for s in (0, 5, 10)],
+                       [0.0, 1e-3, 0.0])
+    ```
+    """
 
     def __init__(self, peak, total_steps=None, start_step=0):
         if float(peak) <= 0:
@@ -67,6 +78,15 @@ class WarmupLinearDecay(PlannedSchedule):
         warmup_fraction: share of the steps spent warming up (0.1).
         total_steps: steps in the plan; None: constant `peak`.
         start_step: the optimizer step at which the plan begins.
+
+    Example:
+    ```python
+    from kzoo import training
+    schedule = training.WarmupLinearDecay(1e-3, warmup_fraction=0.1,
+                                          total_steps=100)
+    rates = [float(schedule(step)) for step in (0, 10, 55, 100)]
+    assert np.allclose(rates, [0.0, 1e-3, 5e-4, 0.0])
+    ```
     """
 
     def __init__(self, peak, warmup_fraction=0.1, total_steps=None,

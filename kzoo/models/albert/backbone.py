@@ -53,11 +53,14 @@ class AlbertBackbone(Backbone):
         pooled_output: `(batch, hidden_dim)`, tanh(dense([CLS])).
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim,
-        intermediate_dim, dropout, attention_dropout, max_sequence_length,
-        num_segments, activation, layer_norm_epsilon, initializer_range:
-            as `BertBackbone`'s (ALBERT's activation is `"gelu_new"`, the
-            tanh GELU; v2's dropouts are 0).
+        vocabulary_size, num_layers, num_heads, hidden_dim: as
+            `BertBackbone`'s.
+        intermediate_dim, max_sequence_length, num_segments: as
+            `BertBackbone`'s.
+        dropout, attention_dropout, activation: as `BertBackbone`'s
+            (ALBERT's activation is `"gelu_new"`, the tanh GELU; v2's
+            dropouts are 0).
+        layer_norm_epsilon, initializer_range: as `BertBackbone`'s.
         embedding_dim: width of the embeddings before the projection.
         num_groups: groups of blocks with their own weights.
         num_inner_repetitions: distinct blocks in each group, run in turn.

@@ -42,13 +42,17 @@ class BertBackbone(Backbone):
 
     Example:
     ```python
-    backbone = kzoo.BertBackbone.from_preset("bert_base")
+    # from_preset("bert_base") loads the released weights (downloaded once);
+    # load_weights=False builds the same architecture with random weights.
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
     outputs = backbone({
         "token_ids": np.array([[101, 7592, 102]]),
         "segment_ids": np.zeros((1, 3), "int32"),
         "padding_mask": np.ones((1, 3), "int32"),
     })
-    outputs["sequence_output"].shape  # (1, 3, 768)
+    assert outputs["sequence_output"].shape == (1, 3, 128)
+    assert outputs["pooled_output"].shape == (1, 128)
     ```
     """
 

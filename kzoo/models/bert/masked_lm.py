@@ -18,10 +18,10 @@ class BertMaskedLM(MaskedLM):
     Example:
     ```python
     mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
-                                         load_weights=False,
-                                         sequence_length=64)
+                                        load_weights=False,
+                                        sequence_length=64)
     mlm.fit(["Some text.", "More text."], epochs=1)
-    mlm.fill_mask("The [MASK] was shining.")
+    mlm.fill_mask("The [MASK] was shining.")  # top candidates per [MASK]
     ```
     """
 

@@ -56,6 +56,7 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
     preprocessor = kzoo.BertMaskedLMPreprocessor.from_preset(
         "bert_base_en_uncased", sequence_length=64, masking="whole_word")
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 64)
     ```
     """
 

@@ -20,6 +20,17 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
     1 = NotNext; build them with `kzoo.preprocessing.next_sentence_pairs`).
     Returns y = {"mlm": original ids, "nsp": labels} and sample weights
     {"mlm": mask weights, "nsp": 1}.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    first, second, labels = kzoo.preprocessing.next_sentence_pairs(
+        datasets.austen_paragraphs("emma")[:10], seed=0)
+    preprocessor = kzoo.BertPretrainerPreprocessor.from_preset(
+        "bert_tiny_en_uncased", sequence_length=64)
+    x, y, sample_weight = preprocessor((first, second), labels)
+    assert set(y) == {"mlm", "nsp"}
+    ```
     """
 
     min_segments = max_segments = 2
@@ -46,9 +57,12 @@ class BertPretrainer(Task):
 
     Example:
     ```python
-    first, second, labels = kzoo.preprocessing.next_sentence_pairs(docs)
-    pretrainer = kzoo.BertPretrainer.from_preset("bert_tiny_en_uncased",
-                                                  load_weights=False)
+    from kzoo import datasets
+    paragraphs = datasets.austen_paragraphs("emma")[:20]
+    first, second, labels = kzoo.preprocessing.next_sentence_pairs(
+        paragraphs, seed=0)
+    pretrainer = kzoo.BertPretrainer.from_preset(
+        "bert_tiny_en_uncased", load_weights=False, sequence_length=64)
     pretrainer.fit((first, second), labels, epochs=1)
     ```
     """

@@ -18,9 +18,13 @@ class BertTextClassifier(SequenceClassifier):
 
     Example:
     ```python
+    # from_preset("bert_base", num_classes=2) starts from the released
+    # encoder; offline, a random tiny one:
     classifier = kzoo.BertTextClassifier.from_preset(
-        "bert_base", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+        "bert_tiny_en_uncased", num_classes=2, sequence_length=32,
+        load_weights=False)
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=2)
+    assert classifier.predict(["a fine film"]).shape == (1, 2)  # logits
     ```
     """
 

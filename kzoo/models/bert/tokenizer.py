@@ -21,6 +21,14 @@ class BertTokenizer(Tokenizer):
             were trained (Hugging Face `do_lower_case`).
 
     `tokenize` adds no special tokens; the preprocessor packs [CLS]/[SEP].
+
+    Example:
+    ```python
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_base_en_uncased")
+    ids = tokenizer(["Hello world"])
+    assert ids == [[7592, 2088]]
+    assert tokenizer.detokenize(ids) == ["hello world"]
+    ```
     """
 
     asset_files = {"vocabulary": "vocab.txt"}

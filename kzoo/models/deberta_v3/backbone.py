@@ -40,8 +40,10 @@ class DebertaV3Backbone(Backbone):
         own, `DebertaV3TextClassifier`.)
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim,
-        intermediate_dim, dropout, attention_dropout, activation,
+        vocabulary_size, num_layers, num_heads, hidden_dim: as
+            `BertBackbone`'s.
+        intermediate_dim, dropout, attention_dropout, activation: as
+            `BertBackbone`'s.
         layer_norm_epsilon, initializer_range: as `BertBackbone`'s (the
             released models: eps 1e-7).
         max_sequence_length: the longest input (512, the released

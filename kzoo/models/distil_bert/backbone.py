@@ -29,10 +29,12 @@ class DistilBertBackbone(Backbone):
         sequence_output: `(batch, seq, hidden_dim)`, the last layer.
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim,
-        intermediate_dim, dropout, attention_dropout, max_sequence_length,
-        activation, initializer_range: as `BertBackbone`'s (Hugging Face's
-            `vocab_size`, `n_layers`, `n_heads`, `dim`, `hidden_dim`, ...).
+        vocabulary_size, num_layers, num_heads, hidden_dim: as
+            `BertBackbone`'s (Hugging Face's `vocab_size`, `n_layers`,
+            `n_heads`, `dim`).
+        intermediate_dim, dropout, attention_dropout, max_sequence_length:
+            as `BertBackbone`'s (Hugging Face's `hidden_dim`, ...).
+        activation, initializer_range: as `BertBackbone`'s.
         layer_norm_epsilon: 1e-12, fixed in the original (Hugging Face's
             DistilBERT has no setting for it, so a checkpoint exports only
             with 1e-12).
@@ -44,10 +46,10 @@ class DistilBertBackbone(Backbone):
     Example:
     ```python
     backbone = kzoo.DistilBertBackbone.from_preset(
-        "distil_bert_base_en_uncased", load_weights=False)
+        "distil_bert_base_en_uncased", load_weights=False, num_layers=1)
     outputs = backbone({"token_ids": np.array([[101, 7592, 102]]),
                         "padding_mask": np.ones((1, 3), "int32")})
-    outputs["sequence_output"].shape  # (1, 3, 768)
+    assert outputs["sequence_output"].shape == (1, 3, 768)
     ```
     """
 

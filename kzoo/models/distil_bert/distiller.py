@@ -61,10 +61,14 @@ class Distiller(Task):
 
     Example:
     ```python
-    teacher = kzoo.BertMaskedLM.from_preset("bert_base", sequence_length=128)
+    from kzoo import datasets
+    # The released teacher: kzoo.BertMaskedLM.from_preset("bert_base").
+    teacher = kzoo.BertMaskedLM.from_preset(
+        "bert_tiny_en_uncased", load_weights=False, sequence_length=32)
     student = kzoo.init_student_from_teacher(teacher)
     distiller = kzoo.Distiller(teacher, student)
-    distiller.fit(texts, epochs=3, batch_size=32)
+    texts = datasets.austen_paragraphs("emma")[:8]
+    distiller.fit(texts, epochs=1, batch_size=4)
     student.save_to_preset("my_distil_bert")
     ```
     """
@@ -269,6 +273,15 @@ def init_student_from_teacher(teacher, teacher_layers=None, name=None):
         teacher: a `kzoo.BertMaskedLM` (or any BERT masked-LM task).
         teacher_layers: the teacher layers to copy, in order.
         name: the student's name.
+
+    Example:
+    ```python
+    teacher = kzoo.BertMaskedLM.from_preset(
+        "bert_tiny_en_uncased", load_weights=False, sequence_length=32)
+    student = kzoo.init_student_from_teacher(teacher)  # layers 0, 2, ...
+    assert isinstance(student, kzoo.DistilBertMaskedLM)
+    assert student.backbone.num_layers == 1   # bert_tiny has 2 layers
+    ```
     """
     backbone = teacher.backbone
     if not isinstance(teacher, MaskedLM) or \

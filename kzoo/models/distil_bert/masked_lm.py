@@ -19,7 +19,14 @@ class DistilBertMaskedLM(MaskedLM):
 
     Example:
     ```python
-    mlm = kzoo.DistilBertMaskedLM.from_preset("distil_bert_base")
+    # from_preset("distil_bert_base") loads the released weights (downloaded
+    # once); offline, a small random model with the real tokenizer:
+    backbone = kzoo.DistilBertBackbone.from_preset(
+        "distil_bert_base", load_weights=False, num_layers=1, num_heads=2,
+        hidden_dim=64, intermediate_dim=128)
+    preprocessor = kzoo.DistilBertMaskedLMPreprocessor.from_preset(
+        "distil_bert_base", sequence_length=32)
+    mlm = kzoo.DistilBertMaskedLM(backbone, preprocessor=preprocessor)
     mlm.fill_mask("The capital of France is [MASK].")
     ```
     """

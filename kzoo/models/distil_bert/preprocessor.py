@@ -51,4 +51,12 @@ class DistilBertMaskedLMPreprocessor(DistilBertPreprocessor,
     Args: `DistilBertPreprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
+
+    Example:
+    ```python
+    preprocessor = kzoo.DistilBertMaskedLMPreprocessor.from_preset(
+        "distil_bert_base", sequence_length=32)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    ```
     """

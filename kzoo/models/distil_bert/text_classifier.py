@@ -29,9 +29,16 @@ class DistilBertTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.DistilBertTextClassifier.from_preset(
-        "distil_bert_base", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    backbone = kzoo.DistilBertBackbone.from_preset(
+        "distil_bert_base", load_weights=False, num_layers=1, num_heads=2,
+        hidden_dim=64, intermediate_dim=128)
+    classifier = kzoo.DistilBertTextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.DistilBertPreprocessor.from_preset(
+            "distil_bert_base", sequence_length=16))
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=2)
+    # kzoo.DistilBertTextClassifier.from_preset("distil_bert_base",
+    # num_classes=2) starts from the released encoder.
     ```
     """
 

@@ -19,6 +19,6 @@ class DistilBertTokenizer(BertTokenizer):
     Example:
     ```python
     tokenizer = kzoo.DistilBertTokenizer.from_preset("distil_bert_base")
-    tokenizer("Hello world")            # [7592, 2088]
+    assert tokenizer(["Hello world"]) == [[7592, 2088]]
     ```
     """

@@ -50,8 +50,10 @@ class ElectraBackbone(Backbone):
         sequence_output: `(batch, seq, hidden_dim)`, the last layer.
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim,
-        intermediate_dim, dropout, attention_dropout, max_sequence_length,
+        vocabulary_size, num_layers, num_heads, hidden_dim: as
+            `BertBackbone`'s.
+        intermediate_dim, dropout, attention_dropout, max_sequence_length:
+            as `BertBackbone`'s.
         num_segments, activation, layer_norm_epsilon, initializer_range:
             as `BertBackbone`'s.
         embedding_size: width of the embedding tables (128 for the small

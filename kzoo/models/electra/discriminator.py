@@ -92,10 +92,14 @@ class ElectraDiscriminator(Task):
 
     Example:
     ```python
+    # from_preset("electra_small_discriminator_en_uncased") loads the released
+    # weights (downloaded once); offline, random ones:
     discriminator = kzoo.ElectraDiscriminator.from_preset(
-        "electra_small_discriminator_en_uncased")
+        "electra_small_discriminator_en_uncased", load_weights=False,
+        sequence_length=16)
     logits = discriminator.predict(["the chef cooked the meal"])
-    replaced = logits > 0
+    replaced = logits > 0   # per token: was it replaced?
+    assert logits.shape[:2] == (1, 16)
     ```
     """
 

@@ -19,8 +19,9 @@ class ElectraMaskedLM(MaskedLM):
     Example:
     ```python
     mlm = kzoo.ElectraMaskedLM.from_preset(
-        "electra_small_generator_en_uncased")
-    mlm.fill_mask("The capital of France is [MASK].")
+        "electra_small_generator_en_uncased", load_weights=False,
+        sequence_length=32)
+    mlm.fill_mask("The capital of France is [MASK].")  # random weights here
     ```
     """
 

@@ -41,4 +41,12 @@ class ElectraMaskedLMPreprocessor(ElectraPreprocessor,
     Args: `ElectraPreprocessor`'s and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
+
+    Example:
+    ```python
+    preprocessor = kzoo.ElectraMaskedLMPreprocessor.from_preset(
+        "electra_small_generator_en_uncased", sequence_length=32)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    ```
     """

@@ -137,8 +137,11 @@ class ElectraPretrainer(Task):
 
     Example:
     ```python
+    from kzoo import datasets
+    texts = datasets.austen_paragraphs("persuasion")[:16]
     pretrainer = kzoo.ElectraPretrainer.from_preset(
-        "electra_small_discriminator_en_uncased", load_weights=False)
+        "electra_small_discriminator_en_uncased", load_weights=False,
+        sequence_length=64)
     pretrainer.fit(texts, epochs=1)   # raw strings: no labels
     pretrainer.backbone.save_to_preset("my_electra")
     ```

@@ -21,8 +21,8 @@ class ElectraTextClassifier(SequenceClassifier):
     ```python
     classifier = kzoo.ElectraTextClassifier.from_preset(
         "electra_small_discriminator_en_uncased", num_classes=2,
-        sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+        sequence_length=32, load_weights=False)
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=2)
     ```
     """
 

@@ -48,10 +48,13 @@ class GPT2Backbone(Backbone):
 
     Example:
     ```python
-    backbone = kzoo.GPT2Backbone.from_preset("gpt2")
+    # from_preset("gpt2") loads the released weights (downloaded once);
+    # load_weights=False and config overrides give a small random one.
+    backbone = kzoo.GPT2Backbone.from_preset(
+        "gpt2", load_weights=False, num_layers=2)
     hidden = backbone({"token_ids": np.array([[15496, 995]]),
                        "padding_mask": np.ones((1, 2), "int32")})
-    hidden.shape  # (1, 2, 768)
+    assert hidden.shape == (1, 2, 768)
     ```
     """
 

@@ -24,11 +24,18 @@ class GPT2CausalLM(Task):
 
     Example:
     ```python
-    lm = kzoo.GPT2CausalLM.from_preset("gpt2")
-    lm.generate("The meaning of life is", max_length=40)
-    lm.generate(["Once upon", "It was a dark"], max_length=40,
-                sampler=kzoo.generation.TopPSampler(p=0.9), seed=0)
+    # GPT2CausalLM.from_preset("gpt2") is the released model (downloaded
+    # once). Offline: a small random GPT-2 with the real tokenizer.
+    backbone = kzoo.GPT2Backbone.from_preset(
+        "gpt2", load_weights=False, num_layers=2, num_heads=2, hidden_dim=64,
+        intermediate_dim=128)
+    preprocessor = kzoo.GPT2CausalLMPreprocessor.from_preset(
+        "gpt2", sequence_length=32)
+    lm = kzoo.GPT2CausalLM(backbone, preprocessor=preprocessor)
     lm.fit(["Some text to adapt to.", "More text."], epochs=1)
+    lm.generate("The meaning of life is", max_length=16)
+    lm.generate(["Once upon", "It was a dark"], max_length=16,
+                sampler=kzoo.generation.TopPSampler(p=0.9), seed=0)
     ```
     """
 

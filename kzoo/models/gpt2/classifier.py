@@ -19,9 +19,16 @@ class GPT2Classifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.GPT2Classifier.from_preset(
-        "gpt2", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    backbone = kzoo.GPT2Backbone.from_preset(
+        "gpt2", load_weights=False, num_layers=1, num_heads=2, hidden_dim=64,
+        intermediate_dim=128)
+    classifier = kzoo.GPT2Classifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.GPT2Preprocessor.from_preset("gpt2",
+                                                       sequence_length=16))
+    classifier.fit(["great film", "dull film"], [1, 0], epochs=2)
+    # kzoo.GPT2Classifier.from_preset("gpt2", num_classes=2) starts from the
+    # released weights.
     ```
     """
 

@@ -147,8 +147,9 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     Example:
     ```python
     preprocessor = kzoo.GPT2CausalLMPreprocessor.from_preset(
-        "gpt2", sequence_length=128)
+        "gpt2", sequence_length=16)
     x, y, sample_weight = preprocessor(["The quick brown fox."])
+    assert x["token_ids"].shape == y.shape == (1, 16)  # y: x shifted by one
     ```
     """
 

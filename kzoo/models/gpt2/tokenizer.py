@@ -54,8 +54,8 @@ class GPT2Tokenizer(Tokenizer):
     Example:
     ```python
     tokenizer = kzoo.GPT2Tokenizer.from_preset("gpt2")
-    tokenizer("Hello world")            # [15496, 995]
-    tokenizer.detokenize([15496, 995])  # "Hello world"
+    assert np.asarray(tokenizer("Hello world")).tolist() == [15496, 995]
+    assert tokenizer.detokenize([15496, 995]) == "Hello world"
     ```
     """
 

@@ -45,8 +45,10 @@ class RobertaBackbone(Backbone):
             it: its classifier has its own dense layer on `<s>`).
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim,
-        intermediate_dim, dropout, attention_dropout, activation,
+        vocabulary_size, num_layers, num_heads, hidden_dim: as
+            `BertBackbone`'s.
+        intermediate_dim, dropout, attention_dropout, activation: as
+            `BertBackbone`'s.
         layer_norm_epsilon, initializer_range: as `BertBackbone`'s (the
             released models: eps 1e-5).
         max_sequence_length: the longest input (512 for the released

@@ -51,7 +51,8 @@ class T5Backbone(EncoderDecoderBackbone):
         vocabulary_size: rows of the shared embedding (32,128 for T5).
         num_layers: encoder blocks; `num_decoder_layers`: decoder blocks
             (None: as many as the encoder).
-        num_heads, hidden_dim (`d_model`), intermediate_dim (`d_ff`),
+        num_heads, hidden_dim, intermediate_dim: the shape (Hugging Face's
+            `num_heads`, `d_model`, `d_ff`).
         key_value_dim: each head's width (`d_kv`; need not divide
             `hidden_dim`).
         dropout: T5's `dropout_rate`, everywhere (embeddings, sublayer
