@@ -39,7 +39,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 SMOKE = os.environ.get("KZOO_GUIDE_SMOKE") == "1" or "--smoke" in sys.argv
 
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
 
 import kzoo  # noqa: E402
 from kzoo import datasets  # noqa: E402

@@ -101,9 +101,6 @@ PUBLIC = list(public_objects())
 WITH_EXAMPLES = [(name, obj) for name, obj in PUBLIC
                  if name not in PENDING and examples(obj)]
 
-pytestmark = pytest.mark.once
-
-
 def _api_references():
     """The `::: name` lines of the API pages."""
     names = set()
@@ -114,6 +111,7 @@ def _api_references():
     return names
 
 
+@pytest.mark.once
 def test_site_builds_in_strict_mode(tmp_path):
     # mkdocs comes with the `docs` extra (in `dev`).
     site = tmp_path / "site"
@@ -134,6 +132,7 @@ def test_site_builds_in_strict_mode(tmp_path):
         assert page.is_file(), page
 
 
+@pytest.mark.once
 def test_api_reference_lists_every_public_name():
     documented = _api_references()
     missing = sorted(name for name, _ in PUBLIC if name not in documented)
@@ -144,12 +143,14 @@ def test_api_reference_lists_every_public_name():
     assert not stale, f"docs/api/ names what is not public: {stale}"
 
 
+@pytest.mark.once
 def test_every_public_name_has_a_docstring():
     undocumented = [name for name, obj in PUBLIC
                     if not (obj.__doc__ or "").strip()]
     assert not undocumented, undocumented
 
 
+@pytest.mark.once
 def test_examples_cover_every_public_name():
     without = sorted(name for name, obj in PUBLIC
                      if name not in PENDING and not examples(obj))
@@ -158,6 +159,10 @@ def test_examples_cover_every_public_name():
     assert not unknown, f"PENDING names what is not public: {unknown}"
 
 
+# The examples run on one backend: the torch pass, where the models'
+# first calls are quickest (no graph tracing or XLA compile).
+@pytest.mark.skipif(keras.backend.backend() != "torch",
+                    reason="the docstring examples run in the torch pass")
 @pytest.mark.parametrize(
     "name,obj", [pytest.param(n, o, id=n) for n, o in WITH_EXAMPLES])
 def test_docstring_examples_run(name, obj, tmp_path, monkeypatch):
