@@ -319,8 +319,12 @@ class Preprocessor(keras.layers.Layer):
     @classmethod
     def from_preset(cls, preset, **kwargs):
         """The preprocessor for a preset; kwargs override its config
-        (e.g. `sequence_length=128`)."""
+        (e.g. `sequence_length=128`). On the base class, the preset's own:
+        the saved preprocessor's class, else its family's text
+        preprocessor (`BertPreprocessor`, ...)."""
         preset = presets.resolve(preset)
+        if cls is Preprocessor:
+            return cls._family_class(preset).from_preset(preset, **kwargs)
         tokenizer = cls.tokenizer_cls.from_preset(preset)
         config = {}
         if preset.has("preprocessor.json"):
@@ -336,6 +340,23 @@ class Preprocessor(keras.layers.Layer):
         config.pop("tokenizer", None)
         config.update(kwargs)
         return cls.from_config(config, tokenizer=tokenizer)
+
+    @staticmethod
+    def _family_class(preset):
+        if preset.has("preprocessor.json"):
+            return get_class(preset.json("preprocessor.json")["class_name"],
+                             Preprocessor)
+        # Deferred: the family lookup imports the task modules.
+        from kzoo.models.family import (family_text_preprocessor,
+                                        preset_backbone_class)
+        backbone_cls = preset_backbone_class(preset)
+        found = family_text_preprocessor(backbone_cls)
+        if found is None:
+            raise presets.PresetError(
+                f"Preset {preset.name!r} holds a {backbone_cls.__name__}, "
+                "whose family has no plain text preprocessor: load a task's "
+                "preprocessor (e.g. `T5Preprocessor.from_preset(...)`).")
+        return found
 
     def save_to_preset(self, preset_dir):
         preset_dir = Path(preset_dir)

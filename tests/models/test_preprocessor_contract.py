@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import kzoo
 from helpers import to_numpy, without_names
 from kzoo.models.preprocessor import Preprocessor
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
@@ -290,3 +291,25 @@ def test_no_private_keras_hub_arguments():
     from pathlib import Path
     for path in Path(kzoo.__file__).parent.rglob("*.py"):
         assert "_allow_python_workflow" not in path.read_text(), path
+
+
+@pytest.mark.once
+def test_base_class_from_preset_gives_the_family_preprocessor(tmp_path):
+    """`kzoo.Preprocessor.from_preset` returns the preset's own class, as
+    `Backbone.from_preset` and `Tokenizer.from_preset` do; a family without
+    a plain text preprocessor is a clear error."""
+    bert = kzoo.Preprocessor.from_preset("bert_tiny_en_uncased",
+                                         sequence_length=8)
+    assert type(bert) is kzoo.BertPreprocessor and bert.sequence_length == 8
+    assert type(kzoo.Preprocessor.from_preset("gpt2_base_en")) is \
+        kzoo.GPT2Preprocessor
+    # A saved preprocessor's class wins.
+    kzoo.BertMaskedLMPreprocessor.from_preset(
+        "bert_tiny_en_uncased", sequence_length=8).save_to_preset(tmp_path)
+    kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                  load_weights=False).save_to_preset(tmp_path)
+    assert type(kzoo.Preprocessor.from_preset(str(tmp_path))) is \
+        kzoo.BertMaskedLMPreprocessor
+    with pytest.raises(kzoo.presets.PresetError,
+                       match="T5Backbone, whose family has no plain text"):
+        kzoo.Preprocessor.from_preset("t5_small_multi")
