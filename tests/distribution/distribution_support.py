@@ -81,3 +81,13 @@ def two_processes_vs_one(backend, tmp_path, timeout=240):
 
 def max_diff(a, b):
     return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
+
+
+def check_layerwise(report, tolerance):
+    """A worker's `layerwise_report`: `LayerwiseAdamW` + `GradualUnfreezing`
+    moved the same layer groups each epoch as on one device (only the
+    head, then one more), by the same amounts."""
+    top = report["groups"] - 1
+    assert report["single_moved_groups"] == [[top], [top - 1, top]]
+    assert report["moved_groups"] == report["single_moved_groups"]
+    assert report["weights_diff"] < tolerance
