@@ -6,6 +6,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kzoo.models.registry import register
+from kzoo.models.shared_hub_tokenizers import (asset_key,
+                                               shared_hub_tokenizer)
 from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_lines_asset)
 
@@ -51,20 +53,25 @@ class BertTokenizer(Tokenizer):
             raise TokenizerAssetError(
                 f"Vocabulary {vocabulary} lacks BERT's special tokens "
                 f"{missing}.")
-        return keras_hub.tokenizers.WordPieceTokenizer(
-            vocabulary=tokens,
-            # Case and accents are handled by `normalize` (below), the way
-            # Hugging Face's BertNormalizer does; keras-hub's own lowercasing
-            # is NFKC case folding, which rewrites e.g. "½" and "～".
-            lowercase=False,
-            strip_accents=False,
-            oov_token="[UNK]",
-            # "[MASK]" typed in a string is the mask token, as in the
-            # original tokenizer (fill-mask prompts rely on it).
-            special_tokens=list(self.special_token_names),
-            special_tokens_in_strings=True,
-            dtype="int32",
-        )
+        def build():
+            return keras_hub.tokenizers.WordPieceTokenizer(
+                vocabulary=tokens,
+                # Case and accents are handled by `normalize` (below), the
+                # way Hugging Face's BertNormalizer does; keras-hub's own
+                # lowercasing is NFKC case folding, which rewrites e.g.
+                # "½" and "～".
+                lowercase=False,
+                strip_accents=False,
+                oov_token="[UNK]",
+                # "[MASK]" typed in a string is the mask token, as in the
+                # original tokenizer (fill-mask prompts rely on it).
+                special_tokens=list(self.special_token_names),
+                special_tokens_in_strings=True,
+                dtype="int32",
+            )
+        # BERT, DistilBERT and ELECTRA tokenizers of one vocab.txt share it.
+        key = ("wordpiece", self.special_token_names, asset_key(vocabulary))
+        return shared_hub_tokenizer(key, build)
 
     @property
     def pad_token_id(self):

@@ -6,6 +6,8 @@ import tensorflow as tf
 from tokenizers import pre_tokenizers
 
 from kzoo.models.registry import register
+from kzoo.models.shared_hub_tokenizers import (asset_key,
+                                               shared_hub_tokenizer)
 from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
 
@@ -104,12 +106,14 @@ class GPT2Tokenizer(Tokenizer):
         self._nul_stand_in = all(
             _NUL_TOKEN not in rule and _SOH_TOKEN not in rule
             for rule in rules) and _NUL_TOKEN in vocab and _SOH_TOKEN in vocab
-        return _GPT2BytePairTokenizer(
+        key = ("byte_pair", self.special_tokens,
+               asset_key(vocabulary, merges))
+        return shared_hub_tokenizer(key, lambda: _GPT2BytePairTokenizer(
             vocabulary=vocab,
             merges=rules,
             unsplittable_tokens=list(self.special_tokens),
             dtype="int32",
-        )
+        ))
 
     def tokenize_tf(self, texts):
         """As the base class; in a tf graph with NUL characters handled.
