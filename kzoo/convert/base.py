@@ -179,6 +179,11 @@ def converter_for_model(model):
     """
     backbone = getattr(model, "backbone", model)
     family = getattr(backbone, "family", None)
+    if isinstance(family, str) and family in _BY_FAMILY:
+        # Imported already, or registered (`register_converter`) by code
+        # outside kzoo, such as a family under development: exportable
+        # without an entry in FAMILY_MODULES.
+        return _BY_FAMILY[family]
     module = FAMILY_MODULES.get(family) if isinstance(family, str) else None
     if module is None:
         raise ConversionError(

@@ -374,8 +374,12 @@ def _convert_from_sources(preset, source, dest, tried, verbose):
             return True
         except DownloadError as e:
             if hub.offline:
-                tried.append(f"{e} ({hub.offline} is set, so kzoo did not "
-                             f"connect to {hub.url})")
+                # A file missing from huggingface_hub's cache already
+                # names the switch; say it once.
+                why = ("" if hub.offline in str(e)
+                       else f"{hub.offline} is set, so ")
+                tried.append(f"{e} ({why}kzoo did not connect to "
+                             f"{hub.url})")
             else:
                 tried.append(f"fetching from {hub.url}: {e}")
     return False

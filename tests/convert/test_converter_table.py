@@ -22,6 +22,29 @@ def test_every_table_entry_has_its_converter(model_type):
     assert set(converter.model_types) <= set(known_model_types())
 
 
+@pytest.mark.once
+def test_a_family_registered_outside_the_table_exports():
+    """A family developed outside kzoo (guides/adding_a_family.py) registers
+    its converter with `register_converter`; export (by the backbone's
+    family) finds it without an entry in FAMILY_MODULES."""
+    from kzoo.convert import base
+
+    @base.register_converter
+    class OutsideConverter(base.Converter):
+        family = "kzoo_test_outside"
+
+    class Backbone:
+        family = "kzoo_test_outside"
+
+    try:
+        assert isinstance(base.converter_for_model(Backbone()),
+                          OutsideConverter)
+    finally:
+        base._BY_FAMILY.pop("kzoo_test_outside", None)
+    with pytest.raises(ConversionError, match="No Hugging Face exporter"):
+        base.converter_for_model(Backbone())
+
+
 @pytest.mark.parametrize("model_type", ["api", "hub", "../x", "not_a_family", 3,
                                         None])
 def test_other_model_types_are_refused(model_type):

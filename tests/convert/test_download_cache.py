@@ -282,6 +282,9 @@ def test_offline_never_connects(hub, hf_repo, tmp_path, monkeypatch):
         kzoo.BertBackbone.from_preset(str(preset))
     message = str(info.value)
     assert "KZOO_OFFLINE=1" in message
+    # Said once per attempt, not twice in one line.
+    assert all(line.count("KZOO_OFFLINE=1 is set") <= 1
+               for line in message.splitlines()), message
     assert "kzoo convert" in message and "load_weights=False" in message
     assert str(presets.cache_dir() / "tiny_test_preset") in message
     with pytest.raises(presets.MissingWeightsError, match="KZOO_OFFLINE"):
