@@ -72,8 +72,6 @@ PENDING = frozenset({
     "kzoo.distribution.model_parallel", "kzoo.distribution.prepare",
     "kzoo.distribution.strategy",
     # kzoo.convert
-    "kzoo.convert.Converter",
-    "kzoo.convert.WeightSpec", "kzoo.convert.register_converter",
     # kzoo.presets
     "kzoo.presets.register_reference_resolver",
     "kzoo.presets.register_weight_source", "kzoo.presets.staged_folder",
