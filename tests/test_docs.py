@@ -73,8 +73,6 @@ PENDING = frozenset({
     "kzoo.distribution.strategy",
     # kzoo.convert
     # kzoo.presets
-    "kzoo.presets.register_reference_resolver",
-    "kzoo.presets.register_weight_source", "kzoo.presets.staged_folder",
     # kzoo.recipes.ulmfit
     "kzoo.recipes.ulmfit.corpus_windows",
     "kzoo.recipes.ulmfit.language_model_groups",
