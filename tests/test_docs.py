@@ -71,17 +71,7 @@ PENDING = frozenset({
     "kzoo.distribution.layout_map_from_rules",
     "kzoo.distribution.model_parallel", "kzoo.distribution.prepare",
     "kzoo.distribution.strategy",
-    # kzoo.convert
-    # kzoo.presets
-    # kzoo.recipes.ulmfit
-    "kzoo.recipes.ulmfit.corpus_windows",
-    "kzoo.recipes.ulmfit.language_model_groups",
-    "kzoo.recipes.ulmfit.ulmfit_optimizer",
-    "kzoo.recipes.ulmfit.pretrain_language_model",
-    "kzoo.recipes.ulmfit.fine_tune_language_model",
-    "kzoo.recipes.ulmfit.classifier_from_language_model",
-    "kzoo.recipes.ulmfit.train_classifier", "kzoo.recipes.ulmfit.accuracy",
-})
+    })
 
 PUBLIC = list(public_objects())
 WITH_EXAMPLES = [(name, obj) for name, obj in PUBLIC
