@@ -64,13 +64,6 @@ PENDING = frozenset({
     "kzoo.BartPreprocessor", "kzoo.BartSeq2SeqLM",
     "kzoo.BartSeq2SeqLMPreprocessor", "kzoo.BartTextClassifier",
     "kzoo.BartTokenizer",
-    # kzoo.distribution
-    "kzoo.distribution.DataParallel", "kzoo.distribution.ModelParallel",
-    "kzoo.distribution.compile_scope", "kzoo.distribution.data_parallel",
-    "kzoo.distribution.initialize",
-    "kzoo.distribution.layout_map_from_rules",
-    "kzoo.distribution.model_parallel", "kzoo.distribution.prepare",
-    "kzoo.distribution.strategy",
     })
 
 PUBLIC = list(public_objects())
