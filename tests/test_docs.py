@@ -52,10 +52,6 @@ PENDING = frozenset({
     "kzoo.ElmoLanguageModelPreprocessor", "kzoo.ElmoPreprocessor",
     "kzoo.ElmoTextClassifier", "kzoo.ElmoTokenizer", "kzoo.ElmoTokenTagger",
     "kzoo.ElmoTokenTaggerPreprocessor",
-    # AwdLstm
-    "kzoo.AwdLstmBackbone", "kzoo.AwdLstmLanguageModel",
-    "kzoo.AwdLstmLanguageModelPreprocessor", "kzoo.AwdLstmPreprocessor",
-    "kzoo.AwdLstmTextClassifier", "kzoo.AwdLstmTokenizer",
     # T5
     "kzoo.T5Backbone", "kzoo.T5Preprocessor", "kzoo.T5Seq2SeqLM",
     "kzoo.T5Tokenizer",
