@@ -37,16 +37,10 @@ PENDING = frozenset({
     "kzoo.DebertaV3MaskedLM", "kzoo.DebertaV3MaskedLMPreprocessor",
     "kzoo.DebertaV3Preprocessor", "kzoo.DebertaV3TextClassifier",
     "kzoo.DebertaV3Tokenizer",
-    # Roberta
-    "kzoo.RobertaMaskedLM", "kzoo.RobertaMaskedLMPreprocessor",
-    "kzoo.RobertaPreprocessor", "kzoo.RobertaTextClassifier",
-    "kzoo.RobertaTokenizer",
     # XLMRoberta
     "kzoo.XLMRobertaMaskedLM", "kzoo.XLMRobertaMaskedLMPreprocessor",
     "kzoo.XLMRobertaPreprocessor", "kzoo.XLMRobertaTextClassifier",
     "kzoo.XLMRobertaTokenizer",
-    # tasks
-    "kzoo.SpanBoundaryPretrainer",
     # Elmo
     "kzoo.ElmoBackbone", "kzoo.ElmoEmbedder", "kzoo.ElmoLanguageModel",
     "kzoo.ElmoLanguageModelPreprocessor", "kzoo.ElmoPreprocessor",
