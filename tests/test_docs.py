@@ -49,11 +49,6 @@ PENDING = frozenset({
     # T5
     "kzoo.T5Backbone", "kzoo.T5Preprocessor", "kzoo.T5Seq2SeqLM",
     "kzoo.T5Tokenizer",
-    # Bart
-    "kzoo.BartDenoisingLM", "kzoo.BartDenoisingPreprocessor",
-    "kzoo.BartPreprocessor", "kzoo.BartSeq2SeqLM",
-    "kzoo.BartSeq2SeqLMPreprocessor", "kzoo.BartTextClassifier",
-    "kzoo.BartTokenizer",
     })
 
 PUBLIC = list(public_objects())
