@@ -46,9 +46,6 @@ PENDING = frozenset({
     "kzoo.ElmoLanguageModelPreprocessor", "kzoo.ElmoPreprocessor",
     "kzoo.ElmoTextClassifier", "kzoo.ElmoTokenizer", "kzoo.ElmoTokenTagger",
     "kzoo.ElmoTokenTaggerPreprocessor",
-    # T5
-    "kzoo.T5Backbone", "kzoo.T5Preprocessor", "kzoo.T5Seq2SeqLM",
-    "kzoo.T5Tokenizer",
     })
 
 PUBLIC = list(public_objects())

@@ -15,10 +15,21 @@ class T5Preprocessor(Seq2SeqPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.T5Preprocessor.from_preset(
-        "t5_small_multi", sequence_length=64, target_length=16)
-    x, y, weights = preprocessor((["summarize: A long text."],
-                                  ["Short."]))
+    import sentencepiece
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model in T5's layout.
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spiece", vocab_size=300, pad_id=0, eos_id=1,
+        unk_id=2, bos_id=-1, minloglevel=2)
+    tokenizer = kzoo.T5Tokenizer("spiece.model")
+    preprocessor = kzoo.T5Preprocessor(tokenizer, sequence_length=16,
+                                       target_length=8)
+    x, y, weights = preprocessor((["summarize: A long text."], ["Short."]))
+    # The decoder reads the target shifted right, from <pad> (id 0).
+    assert x["decoder_token_ids"][0][0] == 0
+    assert tokenizer.detokenize(y[0]) == "Short."
     ```
     """
 

@@ -58,10 +58,24 @@ class T5Seq2SeqLM(Seq2SeqLM):
 
     Example:
     ```python
-    t5 = kzoo.T5Seq2SeqLM.from_preset("flan_t5_small_multi")
-    t5.generate("translate English to German: The house is wonderful.",
-                max_new_tokens=20)
-    t5.fit((["summarize: a long text ..."], ["a summary"]), epochs=1)
+    import sentencepiece
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model in T5's layout.
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spiece", vocab_size=300, pad_id=0, eos_id=1,
+        unk_id=2, bos_id=-1, minloglevel=2)
+    tokenizer = kzoo.T5Tokenizer("spiece.model")
+    backbone = kzoo.T5Backbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("flan_t5_small_multi") is the released model.
+    t5 = kzoo.T5Seq2SeqLM(backbone, preprocessor=kzoo.T5Preprocessor(
+        tokenizer, sequence_length=16, target_length=8))
+    # t5.fit((sources, targets)) fine-tunes it.
+    text = t5.generate("summarize: a long text ...", max_new_tokens=4)
+    assert isinstance(text, str)   # random weights: random pieces
     ```
     """
 

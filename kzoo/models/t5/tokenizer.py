@@ -34,9 +34,20 @@ class T5Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.T5Tokenizer.from_preset("t5_small_multi")
-    tokenizer("Hello <extra_id_0> world")
-    tokenizer.sentinel_id(0)  # 32099
+    import sentencepiece
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model in T5's layout.
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spiece", vocab_size=300, pad_id=0, eos_id=1,
+        unk_id=2, bos_id=-1, minloglevel=2)
+    tokenizer = kzoo.T5Tokenizer("spiece.model")
+    # The model's pieces, then 100 sentinels, <extra_id_0> last.
+    assert tokenizer.sentinel_id(0) == tokenizer.vocabulary_size - 1
+    ids = np.asarray(tokenizer("Emma smiled <extra_id_0> again")).tolist()
+    assert tokenizer.sentinel_id(0) in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 
