@@ -50,8 +50,19 @@ class AlbertTokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.AlbertTokenizer.from_preset("albert_base_en_uncased")
-    tokenizer("The [MASK] sat.")
+    import sentencepiece
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spiece", vocab_size=300, pad_id=0, unk_id=1,
+        bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        minloglevel=2)
+    tokenizer = kzoo.AlbertTokenizer("spiece.model")
+    ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
+    assert tokenizer.mask_token_id in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma SMILED")) == "emma smiled"
     ```
     """
 
