@@ -40,8 +40,18 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.DebertaV3Tokenizer.from_preset("deberta_v3_base_en")
-    tokenizer("Hello world")
+    import sentencepiece
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model
+    # (the special tokens it lacks are appended).
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spm", vocab_size=300, minloglevel=2)
+    tokenizer = kzoo.DebertaV3Tokenizer("spm.model")
+    ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
+    assert tokenizer.mask_token_id in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 

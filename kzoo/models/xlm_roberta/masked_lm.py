@@ -15,8 +15,24 @@ class XLMRobertaMaskedLM(RobertaMaskedLM):
 
     Example:
     ```python
-    mlm = kzoo.XLMRobertaMaskedLM.from_preset("xlm_roberta_base_multi")
-    mlm.fill_mask("Paris est la <mask> de la France.")
+    import sentencepiece
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model
+    # (<unk>, <s>, </s> first: XLM-R's layout).
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spm", vocab_size=300, minloglevel=2)
+    tokenizer = kzoo.XLMRobertaTokenizer("spm.model")
+    backbone = kzoo.XLMRobertaBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("xlm_roberta_base_multi") is the released model.
+    mlm = kzoo.XLMRobertaMaskedLM(
+        backbone, preprocessor=kzoo.XLMRobertaMaskedLMPreprocessor(
+            tokenizer, sequence_length=16))
+    [candidates] = mlm.fill_mask("Paris est la <mask> de la France.")[0]
+    assert len(candidates) == 5   # (token, probability), most likely first
     ```
     """
 

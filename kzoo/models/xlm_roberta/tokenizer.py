@@ -33,8 +33,18 @@ class XLMRobertaTokenizer(FairseqSpecialTokens, SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.XLMRobertaTokenizer.from_preset("xlm_roberta_base_multi")
-    tokenizer("Hello world")            # [35378, 8999]
+    import sentencepiece
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its weights (downloaded
+    # once). Offline: a small SentencePiece model
+    # (<unk>, <s>, </s> first: XLM-R's layout).
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
+        model_prefix="spm", vocab_size=300, minloglevel=2)
+    tokenizer = kzoo.XLMRobertaTokenizer("spm.model")
+    # fairseq's ids: <s>=0, <pad>=1, </s>=2, <unk>=3, ..., <mask> last.
+    assert tokenizer.mask_token_id == tokenizer.vocabulary_size - 1
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 
