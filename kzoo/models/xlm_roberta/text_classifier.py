@@ -16,8 +16,8 @@ class XLMRobertaTextClassifier(RobertaTextClassifier):
     ```python
     import sentencepiece
     from kzoo import datasets
-    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small SentencePiece model
     # (<unk>, <s>, </s> first: XLM-R's layout).
     sentencepiece.SentencePieceTrainer.train(
         sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
