@@ -35,11 +35,10 @@ class RobertaTextClassifier(SequenceClassifier):
         vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
         num_heads=2, hidden_dim=16, intermediate_dim=32)
     # from_preset("roberta_base_en", num_classes=2) starts from the
-    # released encoder.
+    # released encoder; then classifier.fit(texts, labels).
     classifier = kzoo.RobertaTextClassifier(
         backbone, num_classes=2,
         preprocessor=kzoo.RobertaPreprocessor(tokenizer, sequence_length=16))
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=1, verbose=0)
     assert classifier.predict(["a fine film"], verbose=0).shape == (1, 2)
     ```
     """
