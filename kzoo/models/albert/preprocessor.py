@@ -20,16 +20,12 @@ class AlbertPreprocessor(BertPreprocessor):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # albert_base_en_uncased's spiece.model comes with its weights
     # (downloaded once). Offline: a small one in ALBERT's layout.
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spiece", vocab_size=300, pad_id=0, unk_id=1,
-        bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2)
-    tokenizer = kzoo.AlbertTokenizer("spiece.model")
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
     preprocessor = kzoo.AlbertPreprocessor(tokenizer, sequence_length=16)
     x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
     ids = np.asarray(x["token_ids"][0]).tolist()   # [CLS] A [SEP] B [SEP]
@@ -59,16 +55,12 @@ class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # albert_base_en_uncased's spiece.model comes with its weights
     # (downloaded once). Offline: a small one in ALBERT's layout.
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spiece", vocab_size=300, pad_id=0, unk_id=1,
-        bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2)
-    tokenizer = kzoo.AlbertTokenizer("spiece.model")
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
     preprocessor = kzoo.AlbertMaskedLMPreprocessor(tokenizer,
                                                    sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

@@ -19,16 +19,12 @@ class AlbertTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # albert_base_en_uncased's spiece.model comes with its weights
     # (downloaded once). Offline: a small one in ALBERT's layout.
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spiece", vocab_size=300, pad_id=0, unk_id=1,
-        bos_id=-1, eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2)
-    tokenizer = kzoo.AlbertTokenizer("spiece.model")
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
     backbone = kzoo.AlbertBackbone(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=2,
         num_heads=2, hidden_dim=16, intermediate_dim=32, embedding_dim=8)

@@ -17,15 +17,12 @@ class DebertaV3MaskedLM(MaskedLM):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # deberta_v3_base_en's spm.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model
-    # (the special tokens it lacks are appended).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.DebertaV3Tokenizer("spm.model")
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     backbone = kzoo.DebertaV3Backbone(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
         num_heads=2, hidden_dim=16, intermediate_dim=32)

@@ -25,15 +25,12 @@ class DebertaV3Preprocessor(BertPreprocessor):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # deberta_v3_base_en's spm.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model
-    # (the special tokens it lacks are appended).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.DebertaV3Tokenizer("spm.model")
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     preprocessor = kzoo.DebertaV3Preprocessor(tokenizer, sequence_length=16)
     x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
     ids = np.asarray(x["token_ids"][0]).tolist()   # [CLS] A [SEP] B [SEP]
@@ -64,15 +61,12 @@ class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # deberta_v3_base_en's spm.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model
-    # (the special tokens it lacks are appended).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.DebertaV3Tokenizer("spm.model")
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     preprocessor = kzoo.DebertaV3MaskedLMPreprocessor(tokenizer,
                                                       sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

@@ -40,15 +40,12 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # deberta_v3_base_en's spm.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model
-    # (the special tokens it lacks are appended).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.DebertaV3Tokenizer("spm.model")
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
     assert tokenizer.mask_token_id in ids   # typed, it is its one id
     assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
@@ -57,6 +54,11 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
 
     asset_files = {"proto": "spm.model"}
     special_tokens = (CLS, SEP, UNK, PAD, MASK)
+    # The released layout: [PAD]=0, [CLS]=1, [SEP]=2, [UNK]=3 ([MASK]
+    # appended).
+    trainer_options = {"pad_id": 0, "bos_id": 1, "eos_id": 2, "unk_id": 3,
+                       "pad_piece": PAD, "bos_piece": CLS, "eos_piece": SEP,
+                       "unk_piece": UNK}
 
     def family_vocabulary(self, pieces):
         present = set(pieces)

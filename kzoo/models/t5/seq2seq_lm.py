@@ -58,15 +58,12 @@ class T5Seq2SeqLM(Seq2SeqLM):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # t5_small_multi's spiece.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model in T5's layout.
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spiece", vocab_size=300, pad_id=0, eos_id=1,
-        unk_id=2, bos_id=-1, minloglevel=2)
-    tokenizer = kzoo.T5Tokenizer("spiece.model")
+    # once). Offline: a small one in T5's layout, trained here.
+    tokenizer = kzoo.T5Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
     backbone = kzoo.T5Backbone(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
         num_heads=2, hidden_dim=16, intermediate_dim=32)

@@ -34,15 +34,12 @@ class T5Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # t5_small_multi's spiece.model comes with its weights (downloaded
-    # once). Offline: a small SentencePiece model in T5's layout.
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spiece", vocab_size=300, pad_id=0, eos_id=1,
-        unk_id=2, bos_id=-1, minloglevel=2)
-    tokenizer = kzoo.T5Tokenizer("spiece.model")
+    # once). Offline: a small one in T5's layout, trained here.
+    tokenizer = kzoo.T5Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
     # The model's pieces, then 100 sentinels, <extra_id_0> last.
     assert tokenizer.sentinel_id(0) == tokenizer.vocabulary_size - 1
     ids = np.asarray(tokenizer("Emma smiled <extra_id_0> again")).tolist()
@@ -51,6 +48,8 @@ class T5Tokenizer(SentencePieceTokenizer):
     ```
     """
 
+    # The released layout: <pad>=0, </s>=1, <unk>=2 (sentinels appended).
+    trainer_options = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}
     special_tokens = (PAD, EOS, UNK) + tuple(
         sentinel(i) for i in range(NUM_SENTINELS))
 

@@ -16,15 +16,12 @@ class XLMRobertaPreprocessor(RobertaPreprocessor):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
-    # weights (downloaded once). Offline: a small SentencePiece model
-    # (<unk>, <s>, </s> first: XLM-R's layout).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.XLMRobertaTokenizer("spm.model")
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     preprocessor = kzoo.XLMRobertaPreprocessor(tokenizer, sequence_length=16)
     x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
     ids = np.asarray(x["token_ids"][0]).tolist()   # <s> A </s></s> B </s>
@@ -46,15 +43,12 @@ class XLMRobertaMaskedLMPreprocessor(XLMRobertaPreprocessor,
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
-    # weights (downloaded once). Offline: a small SentencePiece model
-    # (<unk>, <s>, </s> first: XLM-R's layout).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.XLMRobertaTokenizer("spm.model")
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     preprocessor = kzoo.XLMRobertaMaskedLMPreprocessor(tokenizer,
                                                        sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

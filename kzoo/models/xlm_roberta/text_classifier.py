@@ -14,15 +14,12 @@ class XLMRobertaTextClassifier(RobertaTextClassifier):
 
     Example:
     ```python
-    import sentencepiece
     from kzoo import datasets
     # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
-    # weights (downloaded once). Offline: a small SentencePiece model
-    # (<unk>, <s>, </s> first: XLM-R's layout).
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(datasets.austen_paragraphs("emma")[:100]),
-        model_prefix="spm", vocab_size=300, minloglevel=2)
-    tokenizer = kzoo.XLMRobertaTokenizer("spm.model")
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
     backbone = kzoo.XLMRobertaBackbone(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
         num_heads=2, hidden_dim=16, intermediate_dim=32)
