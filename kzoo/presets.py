@@ -110,7 +110,28 @@ def _hook_key(hook):
 def register_reference_resolver(resolver):
     """Register `resolver(text) -> Preset | None`, asked (in registration
     order) about every preset reference that is not a kzoo preset folder.
-    Returns `resolver`, so it also works as a decorator."""
+    Returns `resolver`, so it also works as a decorator.
+
+    Example:
+    ```python
+    import os
+    from kzoo import presets
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    backbone.save_to_preset("team_presets/tiny_bert")
+    shelf = os.path.abspath("team_presets")
+
+    @presets.register_reference_resolver
+    def team_presets(text):
+        # "team:<name>": a folder of the team's shared presets.
+        if text.startswith("team:"):
+            return presets.Preset(os.path.join(shelf, text[5:]))
+        return None   # not ours: the next resolver is asked
+
+    again = kzoo.BertBackbone.from_preset("team:tiny_bert")
+    assert again.count_params() == backbone.count_params()
+    ```
+    """
     _REFERENCE_RESOLVERS[_hook_key(resolver)] = resolver
     return resolver
 
@@ -119,7 +140,35 @@ def register_weight_source(source):
     """Register `source(preset, filename, looked) -> Path | None`, asked
     (in registration order) for a weights file that is neither in the
     preset folder nor in the cache; `looked` lists where it was looked
-    for. Returns `source`."""
+    for. Returns `source`.
+
+    Example:
+    ```python
+    import os
+    import shutil
+    from pathlib import Path
+    from kzoo import presets
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    backbone.save_to_preset("my_preset")
+    # The weights kept apart from the folder (e.g. on a shared disk).
+    store = Path("weights_store").absolute()
+    store.mkdir()
+    shutil.move("my_preset/model.weights.h5", store / "my_preset.weights.h5")
+
+    @presets.register_weight_source
+    def from_store(preset, filename, looked):
+        stored = store / f"{preset.path.name}.weights.h5"
+        if filename == "model.weights.h5" and stored.is_file():
+            return stored
+        return None   # not ours: the next source is asked
+
+    again = kzoo.BertBackbone.from_preset("my_preset")
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(again.weights[0]),
+        keras.ops.convert_to_numpy(backbone.weights[0]))
+    ```
+    """
     _WEIGHT_SOURCES[_hook_key(source)] = source
     return source
 
@@ -315,9 +364,32 @@ def staged_folder(preset_dir):
     will). Nested calls for the same folder share the outer staging
     folder.
 
+    The files it starts with are hard links to the old ones (where the
+    file system allows): replace a file (write a new one, or
+    `kzoo.utils.files.atomic_write`), never modify one in place, which
+    would change the old folder's file too.
+
     The swap is two renames (the old folder aside, the new one in), so a
     kill in the microseconds between them leaves the complete old folder
     as `.<name>.old-*` rather than at `preset_dir`.
+
+    Example:
+    ```python
+    from pathlib import Path
+    from kzoo import presets
+    with presets.staged_folder("my_preset") as staging:
+        (staging / "notes.txt").write_text("first")
+        assert not Path("my_preset/notes.txt").exists()   # not yet
+    assert Path("my_preset/notes.txt").read_text() == "first"
+    try:
+        with presets.staged_folder("my_preset") as staging:
+            assert (staging / "notes.txt").exists()   # the old files
+            (staging / "more.txt").write_text("half-written")
+            raise RuntimeError("interrupted")
+    except RuntimeError:
+        pass
+    assert not Path("my_preset/more.txt").exists()   # all or nothing
+    ```
     """
     preset_dir = Path(preset_dir)
     key = str(preset_dir.resolve())
@@ -396,14 +468,14 @@ def resolve(name_or_dir):
         raise PresetError(
             f"A preset is a name or a folder path, not {type(name_or_dir)}.")
     text = os.fspath(name_or_dir)
-    if text.startswith("hf://") or (os.path.isdir(text) and not (
-            Path(text) / "metadata.json").exists()):
+    asked = text.startswith("hf://") or (os.path.isdir(text) and not (
+        Path(text) / "metadata.json").exists())
+    if asked:
         # hf://org/name, or a Hugging Face checkpoint folder: the
         # registered resolvers convert it (once, into the cache).
-        for resolver in tuple(_REFERENCE_RESOLVERS.values()):
-            special = resolver(text)
-            if special is not None:
-                return special
+        special = _ask_resolvers(text)
+        if special is not None:
+            return special
         if text.startswith("hf://"):
             raise PresetError(
                 f"{text!r}: hf:// references are resolved by kzoo.convert, "
@@ -415,6 +487,11 @@ def resolve(name_or_dir):
     name = aliases.get(text, text)
     if name in presets:
         return Preset(root / name, name=name)
+    # Any other reference (a scheme of the user's, "team:name"): the
+    # registered resolvers, after the named presets so none is shadowed.
+    special = None if asked else _ask_resolvers(text)
+    if special is not None:
+        return special
     if "/" in text or os.sep in text:
         raise PresetError(f"Preset folder {text!r} does not exist.")
     known = sorted(presets) + sorted(aliases)
@@ -423,6 +500,15 @@ def resolve(name_or_dir):
     raise PresetError(
         f"Unknown preset {text!r}.{hint} All presets: "
         f"{', '.join(sorted(presets))} (see kzoo.presets.list()).")
+
+
+def _ask_resolvers(text):
+    """The first registered resolver's Preset for `text`, or None."""
+    for resolver in tuple(_REFERENCE_RESOLVERS.values()):
+        special = resolver(text)
+        if special is not None:
+            return special
+    return None
 
 
 def _folder_preset(path):

@@ -101,7 +101,23 @@ GENERIC_HEADS = {"ForTokenClassification": "TokenClassifier",
 
 
 def register_converter(cls):
-    """Class decorator: make `cls` the converter for its `model_types`."""
+    """Class decorator: make `cls` the converter for its `model_types`.
+
+    Example:
+    ```python
+    from kzoo import convert
+    from kzoo.convert.bert import BertConverter
+
+    @convert.register_converter
+    class MyBertConverter(BertConverter):
+        # Checkpoints of a BERT saved under a model_type of its own.
+        model_types = ("my-bert",)
+        family = None   # kzoo's BERT exports stay BertConverter's
+
+    converter = convert.converter_for_model_type("my-bert")
+    assert isinstance(converter, MyBertConverter)
+    ```
+    """
     if cls.generic_heads:
         # "BertForSequenceClassification" -> "BertForTokenClassification",
         # "BertForMultipleChoice": the family's own architecture names.
@@ -144,6 +160,11 @@ def converter_for_model_type(model_type):
     """
     module = MODEL_TYPE_MODULES.get(model_type) \
         if isinstance(model_type, str) else None
+    if module is None and isinstance(model_type, str) and \
+            model_type in _CONVERTERS:
+        # Registered by code already run (`register_converter`): nothing
+        # is imported on the checkpoint's say-so.
+        return _CONVERTERS[model_type]
     if module is None:
         raise ConversionError(
             f"Unknown model_type {model_type!r} in config.json: kzoo "
@@ -215,6 +236,20 @@ class WeightSpec:
         export: False to leave it out of exported checkpoints (a tensor the
             Hugging Face architecture does not have).
         group: a label for the progress line (`"layer 3"`).
+
+    Example:
+    ```python
+    from kzoo import convert
+    dense = keras.layers.Dense(3)
+    dense.build((None, 2))
+    spec = convert.WeightSpec("classifier.weight", dense.kernel,
+                              transpose=True)
+    assert spec.hf_shape == (3, 2)   # torch's Linear: (out, in)
+    hf_weight = np.arange(6.0).reshape(3, 2)
+    [kernel] = spec.to_kzoo(hf_weight)
+    assert kernel.shape == (2, 3)    # Keras' Dense: (in, out)
+    np.testing.assert_array_equal(spec.to_hf([kernel]), hf_weight)
+    ```
     """
 
     def __init__(self, hf_name, variables, transpose=False, split_axis=None,
@@ -368,6 +403,20 @@ class Converter:
             describe the weights (an error, not a silent skip).
         skipped_tensors: regex -> reason, for tensors that are not weights
             (buffers such as `position_ids`).
+
+    Example:
+    ```python
+    from kzoo import convert
+    converter = convert.converter_for_model_type("bert")
+    assert isinstance(converter, convert.Converter)
+    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                             load_weights=False)
+    specs = converter.weight_specs(backbone, {"architectures": ["BertModel"]})
+    print(specs[0])   # WeightSpec('embeddings.word_embeddings.weight' -> ...)
+    # Every variable has its Hugging Face tensor (import and export).
+    assert {v.path for spec in specs for v in spec.variables} == \
+        {v.path for v in backbone.weights}
+    ```
     """
 
     model_types = ()

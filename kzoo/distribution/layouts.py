@@ -101,6 +101,18 @@ def layout_map_from_rules(rules, device_mesh, model_parallel_dim_name="model",
         model_parallel_dim_name: the mesh axis weights are split over.
         data_parallel_dim_name: the mesh axis the batch is split over (it
             must exist; weights are replicated along it).
+
+    Example:
+    ```python
+    from kzoo import distribution
+    mesh = keras.distribution.DeviceMesh(
+        shape=(1, 1), axis_names=("batch", "model"), devices=["cpu:0"])
+    layout_map = distribution.layout_map_from_rules(
+        {r".*attention/query/kernel": distribution.COLUMN}, mesh)
+    # A column-split kernel: its output axis over the "model" axis.
+    layout = layout_map["transformer_layer_0/attention/query/kernel"]
+    assert tuple(layout.axes) == (None, "model")
+    ```
     """
     names = tuple(device_mesh.axis_names)
     for label, name in (("model_parallel_dim_name", model_parallel_dim_name),

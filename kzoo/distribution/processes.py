@@ -83,6 +83,13 @@ def initialize():
 
     Returns:
         (process index, process count).
+
+    Example:
+    ```python
+    from kzoo import distribution
+    index, count = distribution.initialize()   # first thing in a script
+    assert (index, count) == (0, 1)   # launched alone: nothing to join
+    ```
     """
     global _INITIALIZED
     index, count = launched_processes()
@@ -145,12 +152,36 @@ class _BatchShares:
 
 class DataParallel(_BatchShares, keras.distribution.DataParallel):
     """`keras.distribution.DataParallel` that also splits preprocessed
-    (mapped) datasets across processes."""
+    (mapped) datasets across processes.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    # JAX; devices=None: every device of every process. Here one CPU.
+    dist = distribution.DataParallel(devices=["cpu:0"])
+    assert dist.device_mesh.shape == (1,)
+    # keras.distribution.set_distribution(dist), then build and fit.
+    ```
+    """
 
 
 class ModelParallel(_BatchShares, keras.distribution.ModelParallel):
     """`keras.distribution.ModelParallel` that also splits preprocessed
-    (mapped) datasets across processes."""
+    (mapped) datasets across processes.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    # JAX; e.g. shape (2, 4) over 8 devices. Here one CPU.
+    mesh = keras.distribution.DeviceMesh(
+        shape=(1, 1), axis_names=("batch", "model"), devices=["cpu:0"])
+    layout_map = distribution.layout_map_from_rules(
+        distribution.transformer_rules(), mesh)
+    dist = distribution.ModelParallel(layout_map=layout_map,
+                                      batch_dim_name="batch")
+    assert dist.device_mesh.shape == (1, 1)
+    ```
+    """
 
 
 @contextlib.contextmanager
@@ -161,6 +192,20 @@ def data_parallel(devices=None):
     Args:
         devices: the devices of one process to replicate over (e.g. logical
             CPUs in tests); None: all of them.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    distribution.initialize()
+    with distribution.data_parallel():
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2, load_weights=False,
+            sequence_length=16)
+        classifier = distribution.prepare(classifier)
+        history = classifier.fit(["great film", "dull film"], [1, 0],
+                                 batch_size=2, epochs=1, verbose=0)
+    assert len(history.history["loss"]) == 1
+    ```
     """
     name = backend()
     if name == "jax":
@@ -185,6 +230,18 @@ def model_parallel(backbone_cls, mesh_shape, axis_names=("batch", "model"),
         mesh_shape: e.g. `(2, 4)`: 2-way data parallel x 4-way model
             parallel over 8 devices.
         axis_names: the (data, model) axis names of the mesh.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    # JAX: 2-way data x 4-way model parallel over 8 devices would be
+    # model_parallel(kzoo.BertBackbone, (2, 4)). Here one CPU.
+    dist = distribution.model_parallel(kzoo.BertBackbone, (1, 1),
+                                       devices=["cpu:0"])
+    assert isinstance(dist, keras.distribution.ModelParallel)
+    assert dist.device_mesh.shape == (1, 1)
+    # keras.distribution.set_distribution(dist), then build and fit.
+    ```
     """
     devices = devices or keras.distribution.list_devices()
     mesh = keras.distribution.DeviceMesh(
@@ -199,7 +256,17 @@ def model_parallel(backbone_cls, mesh_shape, axis_names=("batch", "model"),
 def prepare(task):
     """Hand the task to the backend's data-parallel engine where it needs
     one: on PyTorch with several processes, `DistributedDataParallel`.
-    Elsewhere (and with one process) the task is returned unchanged."""
+    Elsewhere (and with one process) the task is returned unchanged.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    classifier = distribution.prepare(classifier)   # before fit
+    assert isinstance(classifier, kzoo.BertTextClassifier)  # one process
+    ```
+    """
     if backend() == "torch":
         import torch.distributed as dist
         if dist.is_available() and dist.is_initialized() and \

@@ -68,6 +68,17 @@ def strategy(devices=None, tpu=None):
         devices: devices for a `MirroredStrategy` (e.g. `["/gpu:0",
             "/gpu:1"]`, or logical CPUs in tests); None: all GPUs.
         tpu: a TPU name or `grpc://` address; None: look for one.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    tf_strategy = distribution.strategy()
+    # Here one CPU: TensorFlow's default strategy, one replica.
+    assert tf_strategy.num_replicas_in_sync == 1
+    with tf_strategy.scope():   # TensorFlow: build the model in it
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    ```
     """
     address = tpu_address(tpu)
     if address is not None:
@@ -101,7 +112,18 @@ def _tpu_strategy(address):
 
 def compile_scope(model):
     """The scope a model must compile in: its strategy's, when it was built
-    under one (Keras records it), else nothing."""
+    under one (Keras records it), else nothing.
+
+    Example:
+    ```python
+    from kzoo import distribution
+    with distribution.strategy().scope():
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+    with distribution.compile_scope(classifier):   # the same strategy
+        classifier.compile(optimizer="adam")
+    ```
+    """
     model_strategy = getattr(model, "_distribute_strategy", None)
     if model_strategy is None:
         return contextlib.nullcontext()

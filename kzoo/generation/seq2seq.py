@@ -91,6 +91,21 @@ def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
 
     Returns decoder sequences, in the kind of `inputs` (see
     `kzoo.generation.generate`).
+
+    Example:
+    ```python
+    from kzoo import generation
+    # A tiny random BART; what its generate() runs, the settings given
+    # here by hand (BartSeq2SeqLM.generate passes its own).
+    backbone = kzoo.BartBackbone(
+        vocabulary_size=64, num_layers=1, num_heads=2, hidden_dim=16,
+        intermediate_dim=32, max_sequence_length=32)
+    bart = kzoo.BartSeq2SeqLM(backbone, preprocessor=None)
+    ids = generation.generate_seq2seq(
+        bart, [[0, 10, 11, 12, 2]], max_new_tokens=4, vocabulary_size=64,
+        decoder_start_token_id=2, pad_token_id=1)
+    assert ids[0][0] == 2 and 1 < len(ids[0]) <= 5   # start + new tokens
+    ```
     """
     # 1. Check everything before any work.
     sampler = get_sampler(sampler)

@@ -19,8 +19,12 @@ What a family adds to the SentencePiece model, and what it overrides here:
   `special_tokens` typed in a text.
 - `normalize(texts)`: text clean-up in tf string ops before the model
   sees the text (XLM-R: whitespace as Hugging Face splits it).
+- `trainer_options`: the `SentencePieceTrainer` options that lay a new
+  model out as the family's released models are (which special pieces,
+  at which ids), for `from_texts`.
 """
 
+import io
 from pathlib import Path
 
 import keras_hub
@@ -87,11 +91,53 @@ class SentencePieceTokenizer(Tokenizer):
 
     asset_files = {"proto": "spiece.model"}
     special_tokens = ()
+    trainer_options = {}
 
     def __init__(self, proto=None, **kwargs):
         super().__init__(**kwargs)
         self._tables = _Unsaved()
         self.set_assets(proto=proto)
+
+    @classmethod
+    def from_texts(cls, texts, path, vocabulary_size=8000,
+                   trainer_options=None, **kwargs):
+        """Train a SentencePiece model on `texts`, laid out as the
+        family's released models are (its special pieces at their ids),
+        write it to `path` and return the tokenizer that reads it: the
+        vocabulary of a model pretrained from scratch (a new language or
+        domain).
+
+        Args:
+            texts: an iterable of strings; normalised as the tokenizer
+                normalises text (ALBERT: lowercased) before training.
+            path: where to write the model file.
+            vocabulary_size: pieces of the model (family tokens that are
+                no piece, such as T5's sentinels, come on top).
+            trainer_options: more `sentencepiece.SentencePieceTrainer`
+                options (`model_type="bpe"`, `character_coverage`, ...).
+            **kwargs: the tokenizer's own arguments (ALBERT's
+                `lowercase`).
+
+        Returns:
+            The tokenizer, reading the new model.
+        """
+        tokenizer = cls(**kwargs)
+
+        def normalized(batch=1024):
+            texts_list = list(texts)
+            for start in range(0, len(texts_list), batch):
+                chunk = tf.constant(texts_list[start:start + batch])
+                for text in tokenizer.normalize(chunk).numpy():
+                    yield text.decode("utf-8")
+
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=normalized(), model_writer=model,
+            vocab_size=int(vocabulary_size), minloglevel=2,
+            **{**cls.trainer_options, **(trainer_options or {})})
+        Path(path).write_bytes(model.getvalue())
+        tokenizer.set_assets(proto=path)
+        return tokenizer
 
     # ------------------------------------------------------------------
     # What a family overrides

@@ -47,9 +47,14 @@ class SpanBoundaryPretrainer(Task):
 
     Example:
     ```python
+    from kzoo import datasets
+    # SpanBERT: e.g. from_preset("roberta_base_en"); offline, a random
+    # tiny BERT.
     pretrainer = kzoo.SpanBoundaryPretrainer.from_preset(
-        "roberta_base_en", load_weights=False, sequence_length=128)
-    pretrainer.fit(texts, epochs=1)  # raw strings
+        "bert_tiny_en_uncased", load_weights=False, sequence_length=32)
+    texts = datasets.austen_passages("emma", words=24)[:4]
+    history = pretrainer.fit(texts, epochs=1, verbose=0)  # raw strings
+    assert history.history["loss"][0] > 0
     ```
     """
 

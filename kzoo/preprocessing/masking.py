@@ -38,6 +38,27 @@ class MaskedLMMasker:
         mask_token_rate, random_token_rate: the 80% / 10% split.
         seed: seed of the masks; default: drawn from Python's `random`
             (so `keras.utils.set_random_seed` makes masking reproducible).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    packer = kzoo.BertPreprocessor(tokenizer, sequence_length=12)
+    token_ids = np.asarray(packer(["The quick brown fox jumped."])
+                           ["token_ids"])
+    masker = preprocessing.MaskedLMMasker(
+        vocabulary_size=tokenizer.vocabulary_size,
+        mask_token_id=tokenizer.mask_token_id,
+        unselectable_token_ids=tokenizer.special_token_ids,
+        sequence_length=12, mask_selection_rate=0.3, seed=0)
+    masked, positions, original, weights = (
+        np.asarray(t) for t in masker(token_ids))
+    # 30% of the 6 text tokens, rounded up ([CLS], [SEP], [PAD] never).
+    real = weights[0] > 0
+    assert real.sum() == 2
+    # The targets are the ids that were at the masked positions.
+    assert (token_ids[0, positions[0, real]] == original[0, real]).all()
+    ```
     """
 
     def __init__(self, vocabulary_size, mask_token_id, unselectable_token_ids,

@@ -48,6 +48,20 @@ def pack_full_sentences(documents, sequence_length, start_token_id,
 
     Yields:
         `(token_ids, padding_mask)`, two int32 arrays of `sequence_length`.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    documents = [[[5, 6, 7], [8, 9]],    # two sentences
+                 [[10, 11, 12, 13]]]     # one
+    rows = list(preprocessing.pack_full_sentences(
+        documents, sequence_length=8, start_token_id=0, end_token_id=2,
+        pad_token_id=1))
+    # The second document does not fit after a separator: a row of its own.
+    assert [ids.tolist() for ids, _ in rows] == [
+        [0, 5, 6, 7, 8, 9, 2, 1], [0, 10, 11, 12, 13, 2, 1, 1]]
+    assert rows[1][1].tolist() == [1, 1, 1, 1, 1, 1, 0, 0]
+    ```
     """
     if isinstance(sequence_length, bool) or not isinstance(
             sequence_length, (int, np.integer)) or sequence_length < 3:
@@ -107,6 +121,20 @@ def full_sentences(documents, tokenizer, sequence_length,
             `pad_token_id`.
         sequence_length: length of every row.
         separator_token_id: between documents (default: the end token).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    rows = preprocessing.full_sentences(
+        ["It rained all day. We stayed in.", "The end came at last."],
+        tokenizer, sequence_length=16)
+    for row in rows.as_numpy_iterator():
+        print(tokenizer.detokenize(row["token_ids"]))
+    # [CLS] it rained all day . we stayed in . [SEP] [PAD] ...
+    # [CLS] the end came at last . [SEP] [PAD] ...
+    assert row["token_ids"][0] == tokenizer.cls_token_id
+    ```
     """
     start = _token_id(tokenizer, "start_token_id", "cls_token_id")
     end = _token_id(tokenizer, "end_token_id", "sep_token_id")

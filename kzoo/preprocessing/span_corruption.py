@@ -155,9 +155,17 @@ class SpanCorrupter:
 
     Example:
     ```python
-    tokenizer = kzoo.T5Tokenizer.from_preset("t5_small_multi")
-    corrupter = SpanCorrupter([tokenizer.sentinel_id(i) for i in range(100)])
-    inputs, targets = corrupter(tokenizer.tokenize_tf(["Thank you for ..."]))
+    from kzoo import preprocessing
+    # T5's sentinels: [tokenizer.sentinel_id(i) for i in range(100)].
+    corrupter = preprocessing.SpanCorrupter(
+        sentinel_ids=[1099, 1098, 1097], end_token_id=1, seed=0)
+    inputs, targets = corrupter(np.arange(10, 30))   # 20 tokens
+    inputs, targets = np.asarray(inputs), np.asarray(targets)
+    kept = inputs[(inputs >= 10) & (inputs < 30)]
+    dropped = targets[(targets >= 10) & (targets < 30)]
+    assert len(dropped) == 3   # 15% of 20
+    assert sorted(kept.tolist() + dropped.tolist()) == list(range(10, 30))
+    assert inputs[-1] == targets[-1] == 1   # the end token
     ```
     """
 

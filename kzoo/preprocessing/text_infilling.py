@@ -89,6 +89,22 @@ def text_infilling(token_ids, rng, mask_token_id, word_starts=None,
         random_token_ratio: the share of spans replaced by a random token
             (from `random_token_ids`) instead of `<mask>` (fairseq's
             `mask_random`; 0 in the paper's description).
+
+    Returns:
+        The noised token ids (1-D int64).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    ids = np.asarray(tokenizer("The cat sat on the mat and purred loudly."))
+    noised = preprocessing.text_infilling(
+        ids, np.random.default_rng(0), tokenizer.mask_token_id,
+        word_starts=tokenizer.word_start_table()[ids])
+    print(tokenizer.detokenize(noised))   # spans of words -> one [MASK]
+    kept = noised[noised != tokenizer.mask_token_id]
+    assert len(kept) < len(ids) and np.isin(kept, ids).all()
+    ```
     """
     ids = np.asarray(token_ids, "int64").reshape(-1)
     if ids.size == 0:
@@ -174,7 +190,20 @@ def token_deletion(token_ids, rng, deletion_rate):
 def permute_sentences(token_ids, sentence_ends, rng):
     """`token_ids` with its sentences in a random order: a sentence ends
     after each token where `sentence_ends` is True (a trailing fragment is
-    a sentence too)."""
+    a sentence too).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    ids = np.asarray(tokenizer("It rained. We stayed in. The end."))
+    shuffled = preprocessing.permute_sentences(
+        ids, ids == tokenizer.token_to_id("."), np.random.default_rng(3))
+    print(tokenizer.detokenize(shuffled))
+    # the end . we stayed in . it rained .
+    assert sorted(shuffled) == sorted(ids)
+    ```
+    """
     ids = np.asarray(token_ids, "int64").reshape(-1)
     ends = np.flatnonzero(np.asarray(sentence_ends, bool).reshape(-1)) + 1
     bounds = np.unique(np.concatenate([[0], ends, [ids.size]]))

@@ -57,6 +57,26 @@ class WholeWordMasker(MaskedLMMasker):
     Args (beyond `MaskedLMMasker`'s):
         word_starts: bool per token id, True where the token begins a
             word (`tokenizer.word_start_table()`).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    packer = kzoo.BertPreprocessor(tokenizer, sequence_length=16)
+    token_ids = np.asarray(
+        packer(["Unbelievably, the giraffes snored."])["token_ids"])
+    word_starts = tokenizer.word_start_table()
+    masker = preprocessing.WholeWordMasker(
+        tokenizer.vocabulary_size, tokenizer.mask_token_id,
+        tokenizer.special_token_ids, sequence_length=16,
+        word_starts=word_starts, mask_selection_rate=0.5, seed=0)
+    masked, positions, original, weights = masker(token_ids)
+    picked = set(np.asarray(positions[0])[np.asarray(weights[0]) > 0])
+    # A piece inside a word ("##raf" of "gi ##raf ##fe ##s") is masked
+    # only with the piece before it: whole words.
+    assert picked and all(p - 1 in picked for p in picked
+               if not word_starts[token_ids[0, p]])
+    ```
     """
 
     def __init__(self, vocabulary_size, mask_token_id, unselectable_token_ids,
@@ -137,6 +157,23 @@ class SpanMasker(WholeWordMasker):
     Args (beyond `WholeWordMasker`'s):
         geometric_p: parameter of the span-length distribution (0.2).
         max_span_words: longest span in words (10).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    tokenizer = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    packer = kzoo.BertPreprocessor(tokenizer, sequence_length=32)
+    token_ids = packer(["It is a truth universally acknowledged, that a "
+                        "single man in possession of a good fortune"])
+    masker = preprocessing.SpanMasker(
+        tokenizer.vocabulary_size, tokenizer.mask_token_id,
+        tokenizer.special_token_ids, sequence_length=32,
+        word_starts=tokenizer.word_start_table(), seed=0)
+    masked, positions, original, weights = masker(
+        np.asarray(token_ids["token_ids"]))
+    # ceil(15% of the 17 text tokens) = 3 tokens, in spans of words.
+    assert np.asarray(weights).sum() == 3
+    ```
     """
 
     def __init__(self, *args, geometric_p=SPAN_GEOMETRIC_P,
@@ -213,6 +250,18 @@ def span_boundaries(positions, weights, sequence_length):
     before it, `right` the first after it, `relative` its offset from the
     span's first token (0, 1, ...). A boundary outside the row is -1
     (left) or `sequence_length` (right); padding slots get zeros.
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    # Positions 2, 3, 4 masked (one span); the last slot is padding.
+    left, right, relative = preprocessing.span_boundaries(
+        positions=np.array([[2, 3, 4, 0]]),
+        weights=np.array([[1.0, 1.0, 1.0, 0.0]]), sequence_length=8)
+    assert np.asarray(left).tolist() == [[1, 1, 1, 0]]
+    assert np.asarray(right).tolist() == [[5, 5, 5, 0]]
+    assert np.asarray(relative).tolist() == [[0, 1, 2, 0]]
+    ```
     """
     positions = tf.cast(positions, tf.int32)
     real = weights > 0

@@ -53,3 +53,21 @@ def test_other_model_types_are_refused(model_type):
         converter_for_model_type(model_type)
     assert not {m for m in set(sys.modules) - before
                 if m.startswith("kzoo.")}
+
+
+def test_a_registered_converter_is_found_by_its_model_type(monkeypatch):
+    # register_converter is public: a user's converter for a model_type
+    # outside the table is found (it was imported by the user's code).
+    from kzoo.convert import base, register_converter
+    from kzoo.convert.bert import BertConverter
+    monkeypatch.setattr(base, "_CONVERTERS", dict(base._CONVERTERS))
+
+    @register_converter
+    class RenamedBertConverter(BertConverter):
+        model_types = ("renamed-bert",)
+        family = None
+
+    assert isinstance(converter_for_model_type("renamed-bert"),
+                      RenamedBertConverter)
+    with pytest.raises(ConversionError, match="Unknown model_type"):
+        converter_for_model_type("renamed-bert-2")

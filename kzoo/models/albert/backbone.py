@@ -67,13 +67,16 @@ class AlbertBackbone(Backbone):
 
     Example:
     ```python
+    # albert_base's sizes would be vocabulary_size=30000, num_layers=12,
+    # num_heads=12, hidden_dim=768, intermediate_dim=3072,
+    # embedding_dim=128; a small random one:
     backbone = kzoo.AlbertBackbone(
-        vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
-        intermediate_dim=3072, embedding_dim=128)
-    outputs = backbone({"token_ids": np.array([[2, 10975, 126, 3]]),
+        vocabulary_size=300, num_layers=2, num_heads=2, hidden_dim=16,
+        intermediate_dim=32, embedding_dim=8)
+    outputs = backbone({"token_ids": np.array([[2, 109, 126, 3]]),
                         "segment_ids": np.zeros((1, 4), "int32"),
                         "padding_mask": np.ones((1, 4), "int32")})
-    outputs["sequence_output"].shape  # (1, 4, 768)
+    assert outputs["sequence_output"].shape == (1, 4, 16)
     ```
     """
 

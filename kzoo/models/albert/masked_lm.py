@@ -18,8 +18,21 @@ class AlbertMaskedLM(MaskedLM):
 
     Example:
     ```python
-    mlm = kzoo.AlbertMaskedLM.from_preset("albert_base_en_uncased")
-    mlm.fill_mask("The capital of France is [MASK].")
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    backbone = kzoo.AlbertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=2,
+        num_heads=2, hidden_dim=16, intermediate_dim=32, embedding_dim=8)
+    # from_preset("albert_base_en_uncased") is the released model.
+    mlm = kzoo.AlbertMaskedLM(
+        backbone, preprocessor=kzoo.AlbertMaskedLMPreprocessor(
+            tokenizer, sequence_length=16))
+    [candidates] = mlm.fill_mask("The capital of France is [MASK].")[0]
+    assert len(candidates) == 5   # (token, probability), most likely first
     ```
     """
 

@@ -20,10 +20,17 @@ class AlbertPreprocessor(BertPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.AlbertPreprocessor.from_preset(
-        "albert_base_en_uncased", sequence_length=16)
-    preprocessor(["The quick brown fox."])
-    preprocessor((["The fox."], ["It jumped."]))
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.AlbertPreprocessor(tokenizer, sequence_length=16)
+    x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
+    ids = np.asarray(x["token_ids"][0]).tolist()   # [CLS] A [SEP] B [SEP]
+    assert ids[0] == tokenizer.cls_token_id
+    assert ids.count(tokenizer.sep_token_id) == 2
     ```
     """
 
@@ -45,4 +52,19 @@ class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
     Args: `AlbertPreprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
+
+    Example:
+    ```python
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.AlbertMaskedLMPreprocessor(tokenizer,
+                                                   sequence_length=32)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    ```
     """

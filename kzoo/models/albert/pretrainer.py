@@ -21,6 +21,22 @@ class AlbertPretrainerPreprocessor(AlbertMaskedLMPreprocessor,
     them with `kzoo.preprocessing.sentence_order_pairs`). Returns
     y = {"mlm": original ids, "sop": labels} and sample weights
     {"mlm": mask weights, "sop": 1}.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    first, second, labels = kzoo.preprocessing.sentence_order_pairs(
+        datasets.austen_paragraphs("emma")[:4], seed=0)
+    preprocessor = kzoo.AlbertPretrainerPreprocessor(tokenizer,
+                                                     sequence_length=32)
+    x, y, sample_weight = preprocessor((first, second), labels)
+    assert set(y) == {"mlm", "sop"}
+    ```
     """
 
     segments_hint = ("Build them with "
@@ -45,10 +61,22 @@ class AlbertPretrainer(BertPretrainer):
 
     Example:
     ```python
-    first, second, labels = kzoo.preprocessing.sentence_order_pairs(docs)
-    pretrainer = kzoo.AlbertPretrainer.from_preset(
-        "albert_base_en_uncased", load_weights=False)
-    pretrainer.fit((first, second), labels, epochs=1)
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    backbone = kzoo.AlbertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=2,
+        num_heads=2, hidden_dim=16, intermediate_dim=32, embedding_dim=8)
+    first, second, labels = kzoo.preprocessing.sentence_order_pairs(
+        datasets.austen_paragraphs("emma")[:4], seed=0)
+    pretrainer = kzoo.AlbertPretrainer(
+        backbone, preprocessor=kzoo.AlbertPretrainerPreprocessor(
+            tokenizer, sequence_length=32))
+    history = pretrainer.fit((first, second), labels, epochs=1, verbose=0)
+    assert history.history["loss"][0] > 0   # masked LM + sentence order
     ```
     """
 

@@ -19,9 +19,21 @@ class AlbertTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.AlbertTextClassifier.from_preset(
-        "albert_base_en_uncased", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    backbone = kzoo.AlbertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=2,
+        num_heads=2, hidden_dim=16, intermediate_dim=32, embedding_dim=8)
+    # from_preset("albert_base_en_uncased", num_classes=2) starts from the
+    # released encoder; then classifier.fit(texts, labels).
+    classifier = kzoo.AlbertTextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.AlbertPreprocessor(tokenizer, sequence_length=16))
+    assert classifier.predict(["a fine film"], verbose=0).shape == (1, 2)
     ```
     """
 

@@ -50,12 +50,22 @@ class AlbertTokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.AlbertTokenizer.from_preset("albert_base_en_uncased")
-    tokenizer("The [MASK] sat.")
+    from kzoo import datasets
+    # albert_base_en_uncased's spiece.model comes with its weights
+    # (downloaded once). Offline: a small one in ALBERT's layout.
+    tokenizer = kzoo.AlbertTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
+    assert tokenizer.mask_token_id in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma SMILED")) == "emma smiled"
     ```
     """
 
     special_tokens = (PAD, UNK, CLS, SEP, MASK)
+    # The released layout: <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
+    trainer_options = {"pad_id": 0, "unk_id": 1, "bos_id": -1, "eos_id": -1,
+                       "control_symbols": [CLS, SEP, MASK]}
 
     def __init__(self, proto=None, lowercase=True, keep_accents=False,
                  **kwargs):

@@ -73,11 +73,13 @@ class AwdLstmBackbone(Backbone):
 
     Example:
     ```python
-    backbone = kzoo.AwdLstmBackbone.from_preset("awd_lstm_wt103_en",
-                                                load_weights=False)
-    preprocessor = kzoo.AwdLstmPreprocessor.from_preset("awd_lstm_wt103_en")
-    backbone(preprocessor(["The cat sat."]))["sequence_output"].shape
-    # (1, sequence_length, 400)
+    # from_preset("awd_lstm_wt103_en") loads fastai's WikiText-103 model
+    # (downloaded once); offline, a small random one:
+    backbone = kzoo.AwdLstmBackbone(vocabulary_size=100, embedding_dim=16,
+                                    lstm_dim=24)
+    outputs = backbone({"token_ids": np.array([[2, 10, 11, 12]]),
+                        "padding_mask": np.ones((1, 4), "int32")})
+    assert outputs["sequence_output"].shape == (1, 4, 16)  # embedding_dim
     ```
     """
 

@@ -32,10 +32,18 @@ class AwdLstmLanguageModel(Task):
 
     Example:
     ```python
-    lm = kzoo.AwdLstmLanguageModel.from_preset("awd_lstm_wt103_en",
-                                               load_weights=False)
-    lm.fit(texts, epochs=1)
-    lm.evaluate(texts)  # loss, perplexity
+    from kzoo import datasets
+    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
+    texts = datasets.austen_passages("emma", words=20)[:16]
+    build_vocabulary(texts, "vocab.txt", max_size=200)  # fastai's layout
+    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+    lm = kzoo.AwdLstmLanguageModel(
+        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
+                             lstm_dim=16),
+        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
+            tokenizer, sequence_length=24))
+    lm.fit(texts, epochs=1, verbose=0)
+    loss, perplexity = lm.evaluate(texts, verbose=0)
     ```
     """
 

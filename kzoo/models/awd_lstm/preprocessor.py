@@ -30,9 +30,14 @@ class AwdLstmPreprocessor(Preprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.AwdLstmPreprocessor.from_preset(
-        "awd_lstm_wt103_en", sequence_length=16)
-    preprocessor(["It is a truth universally acknowledged."])
+    from kzoo import datasets
+    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
+    texts = datasets.austen_passages("emma", words=20)[:16]
+    build_vocabulary(texts, "vocab.txt", max_size=200)  # fastai's layout
+    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+    preprocessor = kzoo.AwdLstmPreprocessor(tokenizer, sequence_length=16)
+    x = preprocessor(["It is a truth universally acknowledged."])
+    assert x["token_ids"][0][0] == tokenizer.bos_token_id   # xxbos first
     ```
     """
 
@@ -75,6 +80,20 @@ class AwdLstmLanguageModelPreprocessor(AwdLstmPreprocessor):
     For a corpus, feed windows of it (e.g. `sequence_length` words each,
     as `kzoo.recipes.ulmfit.corpus_windows` cuts them); each window starts
     with `xxbos` and from zero LSTM state.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
+    texts = datasets.austen_passages("emma", words=20)[:16]
+    build_vocabulary(texts, "vocab.txt", max_size=200)  # fastai's layout
+    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+    preprocessor = kzoo.AwdLstmLanguageModelPreprocessor(
+        tokenizer, sequence_length=8)
+    x, y, sample_weight = preprocessor(["The cat sat on the mat."])
+    # y: each position's next token.
+    assert (np.asarray(y)[0, :-1] == np.asarray(x["token_ids"])[0, 1:]).all()
+    ```
     """
 
     takes_labels = False

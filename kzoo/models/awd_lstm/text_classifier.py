@@ -66,9 +66,20 @@ class AwdLstmTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.AwdLstmTextClassifier.from_preset(
-        "awd_lstm_wt103_en", num_classes=2, load_weights=False)
-    classifier.fit(["a fine film", "a dull film"], [1, 0], epochs=1)
+    from kzoo import datasets
+    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
+    texts = datasets.austen_passages("emma", words=20)[:16]
+    build_vocabulary(texts, "vocab.txt", max_size=200)  # fastai's layout
+    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+    # ULMFiT starts it from a language model's encoder
+    # (kzoo.recipes.ulmfit.classifier_from_language_model).
+    classifier = kzoo.AwdLstmTextClassifier(
+        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
+                             lstm_dim=16),
+        num_classes=2,
+        preprocessor=kzoo.AwdLstmPreprocessor(tokenizer, sequence_length=24))
+    classifier.fit(texts[:4], [1, 0, 1, 0], epochs=1, verbose=0)
+    assert classifier.predict(texts[:2], verbose=0).shape == (2, 2)
     ```
     """
 

@@ -74,9 +74,15 @@ class AwdLstmTokenizer(Tokenizer):
 
     Example:
     ```python
+    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
+    build_vocabulary(["The BBC said so.", "The cat sat."], "vocab.txt",
+                     min_count=1)   # or a released model's itos
     tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    tokenizer.split(["The BBC said so."]).to_list()
-    # [[b'xxmaj', b'the', b'xxup', b'bbc', b'said', b'so', b'.']]
+    assert tokenizer.split(["The BBC said so."]).to_list() == [
+        [b"xxmaj", b"the", b"xxup", b"bbc", b"said", b"so", b"."]]
+    ids = tokenizer(["The cat barked."])[0]
+    assert [tokenizer.id_to_token(i) for i in ids] == [
+        "xxmaj", "the", "cat", "xxunk", "."]   # "barked": not in it
     ```
     """
 

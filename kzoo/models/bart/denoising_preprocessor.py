@@ -43,9 +43,21 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(
-        "bart_base_en", sequence_length=128, seed=0)
-    x, y, weights = preprocessor(["Raw text to pretrain on."])
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    preprocessor = kzoo.BartDenoisingPreprocessor(
+        tokenizer, sequence_length=32, seed=0)
+    x, y, weights = preprocessor(["The cat sat on the mat and purred."])
+    print(tokenizer.detokenize(x["encoder_token_ids"][0]))  # noised
+    print(tokenizer.detokenize(y[0]))                       # the original
     # kzoo.BartDenoisingLM trains on it from raw texts.
     ```
     """

@@ -22,9 +22,22 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.BartSeq2SeqLMPreprocessor.from_preset(
-        "bart_base_en", sequence_length=64, target_length=16)
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    preprocessor = kzoo.BartSeq2SeqLMPreprocessor(
+        tokenizer, sequence_length=16, target_length=8)
     x, y, weights = preprocessor((["A long text."], ["Short."]))
+    # The decoder reads the target shifted right, from </s>.
+    assert x["decoder_token_ids"][0][0] == tokenizer.end_token_id
+    assert x["decoder_token_ids"].shape == y.shape == (1, 8)
     ```
     """
 
@@ -73,10 +86,22 @@ class BartPreprocessor(RobertaPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.BartPreprocessor.from_preset(
-        "bart_base_en", sequence_length=16)
-    preprocessor(["The quick brown fox."])
-    preprocessor((["The fox."], ["It jumped."]))
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    preprocessor = kzoo.BartPreprocessor(tokenizer, sequence_length=16)
+    x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
+    print(tokenizer.detokenize(x["encoder_token_ids"][0]))
+    # <s>The fox.</s></s>It jumped.</s><pad><pad>...
+    # The decoder reads the same, shifted right after </s>.
+    assert x["decoder_token_ids"][0][0] == tokenizer.end_token_id
     ```
     """
 

@@ -21,9 +21,27 @@ class BartSeq2SeqLM(Seq2SeqLM):
 
     Example:
     ```python
-    bart = kzoo.BartSeq2SeqLM.from_preset("bart_base_en")
-    bart.fit((["a long text ..."], ["a summary"]), epochs=1)
-    bart.generate("a long text ...", max_new_tokens=20)
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    backbone = kzoo.BartBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=64)
+    # from_preset("bart_base_en") is the released model.
+    bart = kzoo.BartSeq2SeqLM(
+        backbone, preprocessor=kzoo.BartSeq2SeqLMPreprocessor(
+            tokenizer, sequence_length=16, target_length=8))
+    # bart.fit((sources, targets)) fine-tunes it (e.g. for summaries).
+    summary = bart.generate("a long text ...", max_new_tokens=4)
+    assert isinstance(summary, str)   # random weights: random words
     ```
     """
 
@@ -49,10 +67,26 @@ class BartDenoisingLM(BartSeq2SeqLM):
 
     Example:
     ```python
-    bart = kzoo.BartDenoisingLM.from_preset("bart_base_en",
-                                            sequence_length=128)
-    bart.fit(["Raw text to pretrain on.", "More of it."], epochs=1)
-    bart.generate("The <mask> sat on the mat.", max_new_tokens=12)
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    backbone = kzoo.BartBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=64)
+    bart = kzoo.BartDenoisingLM(
+        backbone, preprocessor=kzoo.BartDenoisingPreprocessor(
+            tokenizer, sequence_length=16))
+    history = bart.fit(["Raw text to pretrain on.", "More of it."],
+                       epochs=1, verbose=0)   # raw texts: no labels
+    assert history.history["loss"][0] > 0
     ```
     """
 

@@ -32,10 +32,27 @@ class BartTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.BartTextClassifier.from_preset(
-        "bart_base_en", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
-    classifier.predict(["a fine film"])  # (1, 2) logits
+    import json
+    from kzoo import presets
+    # bart_base_en's vocab.json comes with its weights (downloaded once).
+    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    backbone = kzoo.BartBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=64)
+    # from_preset("bart_base_en", num_classes=2) starts from the released
+    # model; then classifier.fit(texts, labels).
+    classifier = kzoo.BartTextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.BartPreprocessor(tokenizer, sequence_length=16))
+    logits = classifier.predict(["a fine film"], verbose=0)
+    assert logits.shape == (1, 2)
     ```
     """
 

@@ -57,11 +57,14 @@ class DebertaV3Backbone(Backbone):
 
     Example:
     ```python
-    backbone = kzoo.DebertaV3Backbone.from_preset("deberta_v3_base_en",
-                                                  load_weights=False)
+    # from_preset("deberta_v3_base_en") loads the released weights
+    # (downloaded once); offline, the same architecture, small and random:
+    backbone = kzoo.DebertaV3Backbone.from_preset(
+        "deberta_v3_base_en", load_weights=False, num_layers=1, num_heads=2,
+        hidden_dim=16, intermediate_dim=32)
     outputs = backbone({"token_ids": np.array([[1, 31414, 232, 2]]),
                         "padding_mask": np.ones((1, 4), "int32")})
-    outputs["sequence_output"].shape  # (1, 4, 768)
+    assert outputs["sequence_output"].shape == (1, 4, 16)
     ```
     """
 

@@ -17,8 +17,21 @@ class DebertaV3MaskedLM(MaskedLM):
 
     Example:
     ```python
-    mlm = kzoo.DebertaV3MaskedLM.from_preset("deberta_v3_base_en")
-    mlm.fill_mask("The capital of France is [MASK].")
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    backbone = kzoo.DebertaV3Backbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("deberta_v3_base_en") is the released model.
+    mlm = kzoo.DebertaV3MaskedLM(
+        backbone, preprocessor=kzoo.DebertaV3MaskedLMPreprocessor(
+            tokenizer, sequence_length=16))
+    [candidates] = mlm.fill_mask("The capital of France is [MASK].")[0]
+    assert len(candidates) == 5   # (token, probability), most likely first
     ```
     """
 

@@ -25,10 +25,17 @@ class DebertaV3Preprocessor(BertPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.DebertaV3Preprocessor.from_preset(
-        "deberta_v3_base_en", sequence_length=16)
-    preprocessor(["The quick brown fox."])
-    preprocessor((["The fox."], ["It jumped."]))
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.DebertaV3Preprocessor(tokenizer, sequence_length=16)
+    x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
+    ids = np.asarray(x["token_ids"][0]).tolist()   # [CLS] A [SEP] B [SEP]
+    assert ids[0] == tokenizer.cls_token_id
+    assert ids.count(tokenizer.sep_token_id) == 2
     ```
     """
 
@@ -51,4 +58,19 @@ class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
     Args: `DebertaV3Preprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
+
+    Example:
+    ```python
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.DebertaV3MaskedLMPreprocessor(tokenizer,
+                                                      sequence_length=32)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    ```
     """

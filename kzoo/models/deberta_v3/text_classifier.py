@@ -27,9 +27,21 @@ class DebertaV3TextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.DebertaV3TextClassifier.from_preset(
-        "deberta_v3_base_en", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    backbone = kzoo.DebertaV3Backbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("deberta_v3_base_en", num_classes=2) starts from the
+    # released encoder; then classifier.fit(texts, labels).
+    classifier = kzoo.DebertaV3TextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.DebertaV3Preprocessor(tokenizer, sequence_length=16))
+    assert classifier.predict(["a fine film"], verbose=0).shape == (1, 2)
     ```
     """
 

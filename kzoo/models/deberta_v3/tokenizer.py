@@ -40,13 +40,25 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.DebertaV3Tokenizer.from_preset("deberta_v3_base_en")
-    tokenizer("Hello world")
+    from kzoo import datasets
+    # deberta_v3_base_en's spm.model comes with its weights (downloaded
+    # once). Offline: a small one in DeBERTa-v3's layout.
+    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
+    assert tokenizer.mask_token_id in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 
     asset_files = {"proto": "spm.model"}
     special_tokens = (CLS, SEP, UNK, PAD, MASK)
+    # The released layout: [PAD]=0, [CLS]=1, [SEP]=2, [UNK]=3 ([MASK]
+    # appended).
+    trainer_options = {"pad_id": 0, "bos_id": 1, "eos_id": 2, "unk_id": 3,
+                       "pad_piece": PAD, "bos_piece": CLS, "eos_piece": SEP,
+                       "unk_piece": UNK}
 
     def family_vocabulary(self, pieces):
         present = set(pieces)

@@ -92,11 +92,20 @@ class ElmoBackbone(Backbone):
 
     Example:
     ```python
-    backbone = kzoo.ElmoBackbone.from_preset("elmo_small_en",
-                                             load_weights=False)
-    preprocessor = kzoo.ElmoPreprocessor.from_preset("elmo_small_en")
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    # from_preset("elmo_small_en") loads the released biLM (downloaded
+    # once); offline, a small random one:
+    backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
+                                 lstm_dim=16)   # small, random
+    preprocessor = kzoo.ElmoPreprocessor(tokenizer, sequence_length=8)
     outputs = backbone(preprocessor(["The cat sat ."]))
-    outputs["layer_outputs"].shape  # (1, sequence_length, 3, 256)
+    # The token layer and both LSTM layers, forward and backward.
+    assert outputs["layer_outputs"].shape == (1, 8, 3, 16)
     ```
     """
 

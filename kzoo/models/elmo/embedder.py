@@ -36,9 +36,19 @@ class ElmoEmbedder(Task):
 
     Example:
     ```python
-    embedder = kzoo.ElmoEmbedder.from_preset("elmo_small_en")
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
+                                 lstm_dim=16)   # small, random
+    # from_preset("elmo_small_en") is the released biLM.
+    embedder = kzoo.ElmoEmbedder(backbone, preprocessor=kzoo.ElmoPreprocessor(
+        tokenizer, sequence_length=8))
     vectors = embedder.embed(["The cat sat .", "Dogs bark ."])
-    vectors[0].shape  # (3, 256): one vector per word
+    assert vectors[0].shape == (4, 16)   # one vector per word
     ```
     """
 

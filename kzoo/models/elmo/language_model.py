@@ -54,6 +54,22 @@ class ElmoLanguageModelPreprocessor(ElmoPreprocessor):
     their weights (1 where there is a real target).
 
     Makes its own labels: pass texts only.
+
+    Example:
+    ```python
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    preprocessor = kzoo.ElmoLanguageModelPreprocessor(tokenizer,
+                                                      sequence_length=8)
+    x, y, sample_weight = preprocessor(["the cat sat ."])
+    # Forward targets: each next word ("cat" after "the").
+    forward = np.asarray(y["forward"])[0]
+    assert tokenizer.id_to_token(forward[1]) == "cat"
+    ```
     """
 
     takes_labels = False
@@ -112,10 +128,20 @@ class ElmoLanguageModel(Task):
 
     Example:
     ```python
-    lm = kzoo.ElmoLanguageModel.from_preset("elmo_small_en",
-                                            load_weights=False)
-    lm.fit(texts, epochs=1)
-    lm.evaluate(texts)  # loss, forward/backward perplexity
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
+                                 lstm_dim=16)   # small, random
+    lm = kzoo.ElmoLanguageModel(
+        backbone, preprocessor=kzoo.ElmoLanguageModelPreprocessor(
+            tokenizer, sequence_length=8))
+    texts = ["the cat sat .", "the cat ."]
+    lm.fit(texts, epochs=1, verbose=0)
+    print(lm.evaluate(texts, verbose=0))   # loss, perplexities
     ```
     """
 

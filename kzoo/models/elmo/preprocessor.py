@@ -55,10 +55,16 @@ class ElmoPreprocessor(Preprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.ElmoPreprocessor.from_preset(
-        "elmo_small_en", sequence_length=16)
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    preprocessor = kzoo.ElmoPreprocessor(tokenizer, sequence_length=16)
     x = preprocessor(["The cat sat on the mat ."])
-    x["character_ids"].shape  # (1, 16, 50)
+    assert x["character_ids"].shape == (1, 16, 50)
+    assert np.asarray(x["padding_mask"]).sum() == 9   # <S> 7 words </S>
     ```
     """
 

@@ -28,10 +28,22 @@ class ElmoTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.ElmoTextClassifier.from_preset(
-        "elmo_small_en", num_classes=2, sequence_length=64)
-    classifier.backbone.trainable = False
-    classifier.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
+                                 lstm_dim=16)   # small, random
+    # from_preset("elmo_small_en", num_classes=2) starts from the
+    # released biLM (often kept frozen: backbone.trainable = False).
+    classifier = kzoo.ElmoTextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.ElmoPreprocessor(tokenizer, sequence_length=8))
+    classifier.fit(["a fine film", "a dull film"], [1, 0], epochs=1,
+                   verbose=0)
+    assert classifier.predict(["a film"], verbose=0).shape == (1, 2)
     ```
     """
 

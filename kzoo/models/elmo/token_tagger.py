@@ -38,10 +38,18 @@ class ElmoTokenTaggerPreprocessor(WordsPreprocessor, ElmoPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.ElmoTokenTaggerPreprocessor.from_preset(
-        "elmo_small_en", sequence_length=16)
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    preprocessor = kzoo.ElmoTokenTaggerPreprocessor(tokenizer,
+                                                    sequence_length=8)
     x, y, weights = preprocessor([["Elizabeth", "smiled"]], [[1, 0]])
-    y[0][:4], weights[0][:4]  # [0, 1, 0, 0], [0, 1, 1, 0]
+    # <S> Elizabeth smiled </S>: a label per word, none for <S>, </S>.
+    assert np.asarray(y)[0][:4].tolist() == [0, 1, 0, 0]
+    assert np.asarray(weights)[0][:4].tolist() == [0, 1, 1, 0]
     ```
     """
 
@@ -85,13 +93,24 @@ class ElmoTokenTagger(WordTagger, Task):
 
     Example:
     ```python
-    tagger = kzoo.ElmoTokenTagger.from_preset(
-        "elmo_small_en", label_names=["O", "B-PER", "I-PER"],
-        sequence_length=32)
-    tagger.backbone.trainable = False
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    # from_preset("elmo_small_en", label_names=[...]) starts from the
+    # released biLM; a small random one here:
+    backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
+                                 lstm_dim=16)
+    tagger = kzoo.ElmoTokenTagger(
+        backbone, label_names=["O", "B-PER", "I-PER"],
+        preprocessor=kzoo.ElmoTokenTaggerPreprocessor(tokenizer,
+                                                      sequence_length=8))
     tagger.fit([["Elizabeth", "Bennet", "smiled"]],
-               [["B-PER", "I-PER", "O"]], epochs=3)
-    tagger.predict_words([["Jane", "laughed"]])
+               [["B-PER", "I-PER", "O"]], epochs=1, verbose=0)
+    tags = tagger.predict_words([["Jane", "laughed"]])
+    assert len(tags[0]) == 2 and set(tags[0]) <= {"O", "B-PER", "I-PER"}
     ```
     """
 

@@ -87,9 +87,17 @@ class ElmoTokenizer(Tokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.ElmoTokenizer.from_preset("elmo_small_en")
-    tokenizer(["The cat sat ."])          # word ids
-    tokenizer.character_ids(["The cat"])  # (1, 2, 50) int32
+    # elmo_small_en's vocabulary comes with its weights (downloaded
+    # once); offline, a word list of our own:
+    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
+    with open("vocab.txt", "w") as f:
+        f.write("\\n".join(words))
+    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    ids = tokenizer(["the cat barked ."])[0]   # word ids
+    assert [tokenizer.id_to_token(i) for i in ids] == [
+        "the", "cat", "<UNK>", "."]
+    # What the backbone reads: 50 character ids per word, any word.
+    assert tokenizer.character_ids(["The cat"]).shape == (1, 2, 50)
     ```
     """
 

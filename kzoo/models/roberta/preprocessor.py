@@ -25,10 +25,20 @@ class RobertaPreprocessor(BertPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.RobertaPreprocessor.from_preset(
-        "roberta_base_en", sequence_length=16)
-    preprocessor(["The quick brown fox."])
-    preprocessor((["The fox."], ["It jumped."]))
+    import json
+    from kzoo import presets
+    # roberta_base_en's vocab.json comes with its weights (downloaded
+    # once). Offline: GPT-2's BPE (kzoo ships it) in RoBERTa's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.RobertaTokenizer("vocab.json", gpt2.file("merges.txt"))
+    preprocessor = kzoo.RobertaPreprocessor(tokenizer, sequence_length=16)
+    x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
+    print(tokenizer.detokenize(x["token_ids"][0]))
+    # <s>The fox.</s></s>It jumped.</s><pad><pad>...
     ```
     """
 
@@ -55,4 +65,23 @@ class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
     spans of whole words; dynamic in every mode), `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.BertMaskedLMPreprocessor`).
+
+    Example:
+    ```python
+    import json
+    from kzoo import presets
+    # roberta_base_en's vocab.json comes with its weights (downloaded
+    # once). Offline: GPT-2's BPE (kzoo ships it) in RoBERTa's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.RobertaTokenizer("vocab.json", gpt2.file("merges.txt"))
+    preprocessor = kzoo.RobertaMaskedLMPreprocessor(
+        tokenizer, sequence_length=32, masking="whole_word")
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    ```
     """

@@ -21,9 +21,25 @@ class RobertaTextClassifier(SequenceClassifier):
 
     Example:
     ```python
-    classifier = kzoo.RobertaTextClassifier.from_preset(
-        "roberta_base_en", num_classes=2, sequence_length=128)
-    classifier.fit(["great film", "dull film"], [1, 0], epochs=3)
+    import json
+    from kzoo import presets
+    # roberta_base_en's vocab.json comes with its weights (downloaded
+    # once). Offline: GPT-2's BPE (kzoo ships it) in RoBERTa's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.RobertaTokenizer("vocab.json", gpt2.file("merges.txt"))
+    backbone = kzoo.RobertaBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("roberta_base_en", num_classes=2) starts from the
+    # released encoder; then classifier.fit(texts, labels).
+    classifier = kzoo.RobertaTextClassifier(
+        backbone, num_classes=2,
+        preprocessor=kzoo.RobertaPreprocessor(tokenizer, sequence_length=16))
+    assert classifier.predict(["a fine film"], verbose=0).shape == (1, 2)
     ```
     """
 

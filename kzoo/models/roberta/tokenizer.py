@@ -77,7 +77,19 @@ class RobertaTokenizer(FairseqSpecialTokens, GPT2Tokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.RobertaTokenizer.from_preset("roberta_base_en")
-    tokenizer("Hello world")            # [31414, 232]
+    import json
+    from kzoo import presets
+    # roberta_base_en's vocab.json comes with its weights (downloaded
+    # once). Offline: GPT-2's BPE (kzoo ships it) in RoBERTa's layout.
+    gpt2 = presets.resolve("gpt2")
+    tokens = ["<s>", "<pad>", "</s>", "<unk>",
+              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
+    with open("vocab.json", "w") as f:
+        json.dump({token: i for i, token in enumerate(tokens)}, f)
+    tokenizer = kzoo.RobertaTokenizer("vocab.json", gpt2.file("merges.txt"))
+    ids = tokenizer("The <mask> sat.")
+    assert [tokenizer.id_to_token(i) for i in ids] == [
+        "The", "<mask>", "Ġsat", "."]
+    assert tokenizer.detokenize(tokenizer("Hello world")) == "Hello world"
     ```
     """

@@ -68,13 +68,16 @@ class T5Backbone(EncoderDecoderBackbone):
 
     Example:
     ```python
-    backbone = kzoo.T5Backbone.from_preset("t5_small_multi")
+    # from_preset("t5_small_multi") loads the released weights
+    # (downloaded once); offline, a small random T5:
+    backbone = kzoo.T5Backbone(vocabulary_size=100, num_layers=1,
+                               num_heads=2, hidden_dim=16, intermediate_dim=32)
     out = backbone({
-        "encoder_token_ids": np.array([[13959, 1566, 12, 2968, 10, 1]]),
+        "encoder_token_ids": np.array([[13, 15, 12, 29, 10, 1]]),
         "encoder_padding_mask": np.ones((1, 6), "int32"),
-        "decoder_token_ids": np.array([[0, 644]]),
+        "decoder_token_ids": np.array([[0, 64]]),
         "decoder_padding_mask": np.ones((1, 2), "int32")})
-    out["decoder_sequence_output"].shape  # (1, 2, 512)
+    assert out["decoder_sequence_output"].shape == (1, 2, 16)
     ```
     """
 

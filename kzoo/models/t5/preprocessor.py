@@ -15,10 +15,18 @@ class T5Preprocessor(Seq2SeqPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.T5Preprocessor.from_preset(
-        "t5_small_multi", sequence_length=64, target_length=16)
-    x, y, weights = preprocessor((["summarize: A long text."],
-                                  ["Short."]))
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small one in T5's layout, trained here.
+    tokenizer = kzoo.T5Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.T5Preprocessor(tokenizer, sequence_length=16,
+                                       target_length=8)
+    x, y, weights = preprocessor((["summarize: A long text."], ["Short."]))
+    # The decoder reads the target shifted right, from <pad> (id 0).
+    assert x["decoder_token_ids"][0][0] == 0
+    assert tokenizer.detokenize(y[0]) == "Short."
     ```
     """
 

@@ -58,10 +58,21 @@ class T5Seq2SeqLM(Seq2SeqLM):
 
     Example:
     ```python
-    t5 = kzoo.T5Seq2SeqLM.from_preset("flan_t5_small_multi")
-    t5.generate("translate English to German: The house is wonderful.",
-                max_new_tokens=20)
-    t5.fit((["summarize: a long text ..."], ["a summary"]), epochs=1)
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small one in T5's layout, trained here.
+    tokenizer = kzoo.T5Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    backbone = kzoo.T5Backbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("flan_t5_small_multi") is the released model.
+    t5 = kzoo.T5Seq2SeqLM(backbone, preprocessor=kzoo.T5Preprocessor(
+        tokenizer, sequence_length=16, target_length=8))
+    # t5.fit((sources, targets)) fine-tunes it.
+    text = t5.generate("summarize: a long text ...", max_new_tokens=4)
+    assert isinstance(text, str)   # random weights: random pieces
     ```
     """
 

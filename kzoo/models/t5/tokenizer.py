@@ -34,12 +34,22 @@ class T5Tokenizer(SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.T5Tokenizer.from_preset("t5_small_multi")
-    tokenizer("Hello <extra_id_0> world")
-    tokenizer.sentinel_id(0)  # 32099
+    from kzoo import datasets
+    # t5_small_multi's spiece.model comes with its weights (downloaded
+    # once). Offline: a small one in T5's layout, trained here.
+    tokenizer = kzoo.T5Tokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spiece.model",
+        vocabulary_size=300)
+    # The model's pieces, then 100 sentinels, <extra_id_0> last.
+    assert tokenizer.sentinel_id(0) == tokenizer.vocabulary_size - 1
+    ids = np.asarray(tokenizer("Emma smiled <extra_id_0> again")).tolist()
+    assert tokenizer.sentinel_id(0) in ids   # typed, it is its one id
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 
+    # The released layout: <pad>=0, </s>=1, <unk>=2 (sentinels appended).
+    trainer_options = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}
     special_tokens = (PAD, EOS, UNK) + tuple(
         sentinel(i) for i in range(NUM_SENTINELS))
 

@@ -14,11 +14,14 @@ class XLMRobertaBackbone(RobertaBackbone):
 
     Example:
     ```python
-    backbone = kzoo.XLMRobertaBackbone.from_preset("xlm_roberta_base_multi",
-                                                   load_weights=False)
+    # from_preset("xlm_roberta_base_multi") loads the released weights
+    # (downloaded once); offline, the same architecture, small and random:
+    backbone = kzoo.XLMRobertaBackbone.from_preset(
+        "xlm_roberta_base_multi", load_weights=False, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
     outputs = backbone({"token_ids": np.array([[0, 35378, 8999, 2]]),
                         "padding_mask": np.ones((1, 4), "int32")})
-    outputs["sequence_output"].shape  # (1, 4, 768)
+    assert outputs["sequence_output"].shape == (1, 4, 16)
     ```
     """
 

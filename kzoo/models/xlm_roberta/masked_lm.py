@@ -15,8 +15,21 @@ class XLMRobertaMaskedLM(RobertaMaskedLM):
 
     Example:
     ```python
-    mlm = kzoo.XLMRobertaMaskedLM.from_preset("xlm_roberta_base_multi")
-    mlm.fill_mask("Paris est la <mask> de la France.")
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    backbone = kzoo.XLMRobertaBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("xlm_roberta_base_multi") is the released model.
+    mlm = kzoo.XLMRobertaMaskedLM(
+        backbone, preprocessor=kzoo.XLMRobertaMaskedLMPreprocessor(
+            tokenizer, sequence_length=16))
+    [candidates] = mlm.fill_mask("Paris est la <mask> de la France.")[0]
+    assert len(candidates) == 5   # (token, probability), most likely first
     ```
     """
 

@@ -16,9 +16,17 @@ class XLMRobertaPreprocessor(RobertaPreprocessor):
 
     Example:
     ```python
-    preprocessor = kzoo.XLMRobertaPreprocessor.from_preset(
-        "xlm_roberta_base_multi", sequence_length=16)
-    preprocessor(["Le renard brun.", "狐狸跳了。"])
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.XLMRobertaPreprocessor(tokenizer, sequence_length=16)
+    x = preprocessor((["The fox."], ["It jumped."]))   # or single texts
+    ids = np.asarray(x["token_ids"][0]).tolist()   # <s> A </s></s> B </s>
+    assert ids[0] == tokenizer.start_token_id
+    assert ids.count(tokenizer.end_token_id) == 3
     ```
     """
 
@@ -32,4 +40,19 @@ class XLMRobertaMaskedLMPreprocessor(XLMRobertaPreprocessor,
     XLM-R's masked LM: XLM-R's packing, then BERT's masking drawn afresh
     on every call (dynamic masking, as RoBERTa's). Arguments and outputs:
     see `kzoo.RobertaMaskedLMPreprocessor`.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    preprocessor = kzoo.XLMRobertaMaskedLMPreprocessor(tokenizer,
+                                                       sequence_length=32)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert x["token_ids"].shape == (1, 32)
+    assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    ```
     """

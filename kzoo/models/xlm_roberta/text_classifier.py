@@ -14,9 +14,21 @@ class XLMRobertaTextClassifier(RobertaTextClassifier):
 
     Example:
     ```python
-    classifier = kzoo.XLMRobertaTextClassifier.from_preset(
-        "xlm_roberta_base_multi", num_classes=2, sequence_length=128)
-    classifier.fit(["bon film", "dull film"], [1, 0], epochs=3)
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    backbone = kzoo.XLMRobertaBackbone(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+        num_heads=2, hidden_dim=16, intermediate_dim=32)
+    # from_preset("xlm_roberta_base_multi", num_classes=2) starts from the
+    # released encoder; then classifier.fit(texts, labels).
+    classifier = kzoo.XLMRobertaTextClassifier(
+        backbone, num_classes=2, preprocessor=kzoo.XLMRobertaPreprocessor(
+            tokenizer, sequence_length=16))
+    assert classifier.predict(["bon film"], verbose=0).shape == (1, 2)
     ```
     """
 

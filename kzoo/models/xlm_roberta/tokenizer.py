@@ -33,12 +33,22 @@ class XLMRobertaTokenizer(FairseqSpecialTokens, SentencePieceTokenizer):
 
     Example:
     ```python
-    tokenizer = kzoo.XLMRobertaTokenizer.from_preset("xlm_roberta_base_multi")
-    tokenizer("Hello world")            # [35378, 8999]
+    from kzoo import datasets
+    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
+    # weights (downloaded once). Offline: a small one in XLM-R's layout.
+    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
+        datasets.austen_paragraphs("emma")[:100], "spm.model",
+        vocabulary_size=300)
+    # fairseq's ids: <s>=0, <pad>=1, </s>=2, <unk>=3, ..., <mask> last.
+    assert tokenizer.mask_token_id == tokenizer.vocabulary_size - 1
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 
     asset_files = {"proto": "sentencepiece.bpe.model"}
+    # The released model's pieces: <unk>=0, <s>=1, </s>=2 (fairseq's ids
+    # come from them: `family_vocabulary`).
+    trainer_options = {"unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1}
 
     def family_vocabulary(self, pieces):
         if pieces[:3] != _MODEL_SPECIALS:
