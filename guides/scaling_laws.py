@@ -26,7 +26,7 @@ has read. It then
 3. plots both, log-log, to `scaling_laws.png`.
 
     pip install "kzoo[guides,jax]"     # matplotlib for the plot
-    KERAS_BACKEND=jax python guides/scaling_laws.py  # < 10 min, 2 CPU cores
+    KERAS_BACKEND=jax python guides/scaling_laws.py  # 9 CPU-minutes
     KZOO_GUIDE_SMOKE=1 python guides/scaling_laws.py # the test's, seconds
     python guides/scaling_laws.py --out plots/  # where the PNG goes
 
@@ -163,16 +163,16 @@ those moves add up, so a layer's output changes by about rate · width
 per step, and the rate must shrink as 1 / width for every width to learn
 at the same pace (the rule of muP, Yang et al. 2022, for the hidden
 layers). So the peak learning rate is `0.2 / width`: 0.0063 at width 32,
-0.0016 at 128. A dozen trial runs on this data (of half the length)
-chose the 0.2 and the batch: Kaplan's own rule,
-`0.003239 - 0.0001395 ln N` (for runs of 250,000 steps; these take
-3,072), falls far too slowly with size: made large enough for the small models it left the 3-layer
-models worse than the 2-layer ones (2.06 nats at width 64 against 1.92
-at 0.003); and batches of 16 or 8 windows (fewer, larger steps for the
-same characters) ended higher for every rate tried: at this loss the
-critical batch (Kaplan's `B_crit`, which grows as the loss falls) is
-small. Tuning the rate per model would lower every point; the point of
-one rule is that no model gets more care than another.
+0.0016 at 128. A dozen trial runs on this data, half this length, chose
+the 0.2 and the batch. Kaplan's own rule, `0.003239 - 0.0001395 ln N`
+(for runs of 250,000 steps; these take 3,072), falls too slowly with
+size: made large enough for the small models (3.5 times), it left the
+3-layer models behind the 2-layer ones (2.06 nats at width 64, against
+1.92 with 0.003). Batches of 16 or 8 windows (fewer, larger steps for
+the same characters) ended higher for every rate tried: at this loss
+the critical batch (Kaplan's `B_crit`, which grows as the loss falls)
+is small. Tuning the rate per model would lower every point; the point
+of one rule is that no model gets more care than another.
 """
 
 
@@ -318,16 +318,18 @@ What one full run printed (jax, 2 CPU cores shared with other jobs):
     L(C) = 1.259 + 435 / C^0.251
     pure power law (E = 0): L(C) ~ C^-0.102 (Kaplan et al.: 0.050)
 
-Loss falls with N up to a third of a million parameters, then stops:
-the largest model, which reads two characters per parameter, ends
-*above* the one before it. That is the data limit, not a bug: Kaplan's
-`L(N, D)` bends away from the power law when D is too small for N, and
-here D is fixed and small. The fitted E (1.6) is where this budget
-stops, far above what the text allows (character models of English
-reach about 1 bit, 0.7 nats, per character), and the fitted 0.60 is the
-steepness of the approach to that bend, not Kaplan's exponent. The
-frontier is cleaner: at each budget a different model is best, smaller
-ones first, and the 150k and 336k models take the last stretch.
+Loss falls with N up to a sixth of a million parameters and then
+stops: the 336k model gains 0.01 nats on the 150k one, and the largest
+ends 0.02 above it. Kaplan's `L(N, D)` flattens at a fixed D too small
+for N, it does not rise: the rise is this run's own, one seed and one
+learning-rate rule (0.0016 at width 128, for 3,072 steps), and whatever
+its cause, at this budget a model past ~150k parameters buys nothing.
+The fitted E (1.6) is where this budget stops, far above what the text
+allows (good character models of English reach about 1 bit, 0.7 nats,
+per character), and the fitted 0.60 is the steepness of the approach to
+that floor, not Kaplan's exponent. The frontier is cleaner: at each
+budget a different model is best, smaller ones first, and the 56k, 150k
+and 336k models take the last stretch in turn.
 
 ## 6. The plot
 
@@ -368,34 +370,34 @@ print(f"plots saved to {plot}")
 """
 ## What a laptop-sized ladder can and cannot show
 
-It can show the shape: held-out loss falls steadily with N at a fixed
-amount of data, and the compute frontier is a smooth curve made of
-different models, the smaller ones first, which is the law's practical
-message: for a budget there is a best model size, and it grows with
-the budget.
+It can show the shape: held-out loss falls with N at a fixed amount of
+data until the data runs short, and the compute frontier is a smooth
+curve made of different models, the smaller ones first, which is the
+law's practical message: for a budget there is a best model size, and it
+grows with the budget.
 
 It cannot pin down the exponents. Six points over two orders of
 magnitude, one seed each, fit three parameters: E and alpha trade off
-against each other (a larger E goes with a larger alpha), so the
-fitted alpha moves a lot with the ladder, the learning rate, the seed
-and, most of all, the budget (with half the characters the same ladder
-flattened out from 57 thousand parameters on). The pure power law's
-slope is the steadier number. Neither is Kaplan's 0.076: their losses
-are per BPE token of web text, their models 1,000 to 100,000 times
-larger and, for `L(N)`, trained close to convergence on 23 billion
-tokens. Here every model reads 1.6 million characters, so the larger
-ones are far from converged (Hoffmann et al. 2022 put the
-compute-optimal ratio near 20 tokens per parameter; the largest here
-gets 2) and this `L(N)` is really `L(N, D)` at one small D. The
-frontier inherits a bias Kaplan's had too: a checkpoint in the middle
-of a run has not had its learning rate decayed, so it sits above what a
-run stopped there on purpose would reach; and its first points come
-from the first few dozen steps, before any model has learned more than
-which characters are common, where no power law is expected. And
+against each other (a larger E goes with a larger alpha), so the fitted
+alpha moves a lot with the ladder, the learning rate, the seed and, most
+of all, the budget (with half the characters the same ladder flattened
+out from 57 thousand parameters on). The pure power law's slope is the
+steadier number. Neither is Kaplan's 0.076: their losses are per BPE
+token of web text, their ladder went up to 1.5 billion parameters (2,000
+times our largest) and, for `L(N)`, the models trained close to
+convergence on 22 billion tokens. Here every model reads 1.6 million
+characters, so the larger ones are far from converged (Hoffmann et al.
+2022 put the compute-optimal ratio near 20 tokens per parameter; the
+largest here gets 2) and this `L(N)` is really `L(N, D)` at one small D.
+The frontier inherits a bias Kaplan's had too: a checkpoint in the
+middle of a run has not had its learning rate decayed, so it sits above
+what a run stopped there on purpose would reach; and its first points
+come from the first few dozen steps, before any model has learned more
+than which characters are common, where no power law is expected. And
 6·N·D leaves out attention over the context, about
 `2·layers·context·width` operations per token forward against 2·N for
-the weights: `context / (12·width)` more, a third more for the
-narrowest models here (context 128, width 32) and a twelfth for the
-widest; Kaplan's widths made it negligible.
+the weights: `context / (12·width)` more, a third more for the narrowest
+models here (context 128, width 32) and a twelfth for the widest;
+Kaplan's widths made it negligible.
 """
 print(f"{keras.backend.backend()} done in {time.time() - start:.0f}s")
