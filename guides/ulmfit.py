@@ -58,10 +58,10 @@ test's.
 SIZES = {
     # words per LM window, LM windows (general, target), labelled passages
     # per class, epochs of the three stages, model widths
-    "smoke": dict(window=40, general_windows=480, target_windows=320,
-                  labels_per_class=12, test_passages=200, passage_words=40,
-                  lm_epochs=(1, 1), classifier_epochs=8, vocabulary=1500,
-                  embedding_dim=48, lstm_dim=96),
+    "smoke": dict(window=32, general_windows=160, target_windows=96,
+                  labels_per_class=8, test_passages=64, passage_words=40,
+                  lm_epochs=(1, 1), classifier_epochs=2, vocabulary=1000,
+                  embedding_dim=32, lstm_dim=64),
     "full": dict(window=70, general_windows=None, target_windows=None,
                  labels_per_class=50, test_passages=1000, passage_words=40,
                  lm_epochs=(3, 3), classifier_epochs=10, vocabulary=8000,

@@ -1,7 +1,6 @@
 """guides/question_answering.py runs end to end in its smoke mode
 (KZOO_GUIDE_SMOKE=1: a tiny random BERT, a few questions): data, model,
-baselines, fit, answers, scores and windows. Marked large: the run takes
-minutes on a loaded CPU."""
+baselines, fit, answers, scores and windows. About 12 s of CPU on torch."""
 
 import re
 
@@ -11,7 +10,7 @@ import pytest
 from helpers import run_guide_smoke
 
 
-@pytest.mark.large
+@pytest.mark.once
 def test_guide_smoke_run():
     text = run_guide_smoke("question_answering.py", timeout=1200)
     assert re.search(r"16 training questions, 8 test questions", text)
