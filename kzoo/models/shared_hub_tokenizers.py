@@ -29,8 +29,10 @@ def asset_key(*paths):
 def shared_hub_tokenizer(key, build):
     """The keras-hub tokenizer `build()` returns, shared among equal keys.
 
-    `key` must name everything the build depends on: the kzoo class, the
-    options, and `asset_key(...)` of the files.
+    `key` must name everything the build depends on: the kind of
+    tokenizer, the options that configure it (special tokens), and
+    `asset_key(...)` of the files. Kzoo classes whose builds are the same
+    (BERT, DistilBERT and ELECTRA on one vocab.txt) give equal keys.
     """
     with _LOCK:
         if key in _SHARED:
