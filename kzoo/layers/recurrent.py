@@ -5,6 +5,8 @@ on TensorFlow), with exact padding."""
 import keras
 from keras import ops
 
+from kzoo.utils.weights import is_runtime_state, runtime_state
+
 
 class ProjectedLSTM(keras.layers.Layer):
     """One LSTM layer whose output (and recurrent state) is projected to a
@@ -120,13 +122,35 @@ class ProjectedLSTM(keras.layers.Layer):
         self.states = None
         if self.stateful:
             self.states = [
-                self.add_weight(name="state_h", trainable=False,
-                                shape=(self.batch_size, self.output_dim),
-                                initializer="zeros"),
-                self.add_weight(name="state_c", trainable=False,
-                                shape=(self.batch_size, units),
-                                initializer="zeros")]
+                runtime_state(self.add_weight(
+                    name="state_h", trainable=False,
+                    shape=(self.batch_size, self.output_dim),
+                    initializer="zeros")),
+                runtime_state(self.add_weight(
+                    name="state_c", trainable=False,
+                    shape=(self.batch_size, units), initializer="zeros"))]
         self.built = True
+
+    # The carried states are not weights: saving leaves them out, so a
+    # stateful layer's file loads into a stateless one and the reverse
+    # (a loaded stateful layer starts from zero states).
+    def _saved_variables(self):
+        return [v for v in self._trainable_variables
+                + self._non_trainable_variables if not is_runtime_state(v)]
+
+    def save_own_variables(self, store):
+        for i, variable in enumerate(self._saved_variables()):
+            store[f"{i}"] = variable
+
+    def load_own_variables(self, store):
+        variables = self._saved_variables()
+        if len(store.keys()) != len(variables):
+            raise ValueError(
+                f"Layer {self.name!r} expected {len(variables)} weights, "
+                f"but the file holds {len(store.keys())}. Build the layer "
+                "with the config it was saved with.")
+        for i, variable in enumerate(variables):
+            variable.assign(store[f"{i}"])
 
     def reset_states(self):
         if self.states is not None:

@@ -9,6 +9,26 @@ and the reverse.
 
 from collections import Counter
 
+# Set on variables that hold state a layer carries from call to call (a
+# stateful LSTM's h and c), not learned weights: weights files neither hold
+# nor expect them, so one file loads into a stateful or a stateless model.
+_RUNTIME_STATE = "_kzoo_runtime_state"
+
+
+def runtime_state(variable):
+    """Mark `variable` as carried state, not a weight; returns it."""
+    setattr(variable, _RUNTIME_STATE, True)
+    return variable
+
+
+def is_runtime_state(variable):
+    return getattr(variable, _RUNTIME_STATE, False)
+
+
+def persistent_weights(model):
+    """`model.weights` without carried state: what a weights file holds."""
+    return [w for w in model.weights if not is_runtime_state(w)]
+
 
 def saved_shapes(path):
     """Shapes of every model tensor in a Keras `.weights.h5` file (the
@@ -60,7 +80,8 @@ def load_weights_checked(model, path, error_cls=ValueError):
             f"{path} is not a readable Keras weights file (corrupt or "
             f"truncated?): {e}. Delete it and save or convert the weights "
             "again.") from None
-    in_model = Counter(tuple(int(d) for d in w.shape) for w in model.weights)
+    in_model = Counter(tuple(int(d) for d in w.shape)
+                       for w in persistent_weights(model))
     if in_file != in_model:
         raise error_cls(
             f"The weights in {path} do not fit {type(model).__name__} as "

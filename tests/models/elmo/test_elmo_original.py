@@ -14,6 +14,7 @@ from elmo_testing import (ELMO_DIR, character_batch, original_outputs,
 from helpers import assert_all_close, to_numpy
 from kzoo.convert import ConversionError
 from kzoo.convert.elmo import backbone_from_folder
+from kzoo.utils.weights import persistent_weights
 
 LENGTH = 56  # every batch padded to one length: one compiled graph
 
@@ -86,6 +87,25 @@ def test_converted_preset_round_trip(tmp_path):
     # The folder's vocabulary became the tokenizer's.
     tokenizer = kzoo.ElmoTokenizer.from_preset(tmp_path / "elmo")
     assert tokenizer.vocabulary_size == 458
+
+
+def test_a_preset_loads_statefully_and_a_stateful_one_saves_weights_only(
+        tmp_path):
+    # The carried states are not weights: a preset loads into a stateful
+    # backbone (which then reproduces the original), and a stateful
+    # backbone's preset holds no states and loads into a stateless one.
+    kzoo.convert.hf_to_preset(ELMO_DIR, tmp_path / "elmo", verbose=False)
+    stateful = kzoo.ElmoBackbone.from_preset(tmp_path / "elmo",
+                                             stateful=True, batch_size=3)
+    assert run_original_protocol(stateful) <= 1e-5
+    stateful.save_to_preset(tmp_path / "saved")
+    stateless = kzoo.ElmoBackbone.from_preset(tmp_path / "saved",
+                                              stateful=False)
+    weights = persistent_weights(stateful)
+    assert len(weights) == len(stateful.weights) - 8  # h and c, 4 LSTMs
+    for a, b in zip(stateless.weights, weights, strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
+                                      keras.ops.convert_to_numpy(b))
 
 
 def _damaged_copy(tmp_path, edit):
