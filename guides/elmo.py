@@ -226,23 +226,17 @@ tokenizer.save_to_preset(workdir / "austen_elmo")
 ## 5. ELMo features for a classifier
 
 The paper's recipe: keep the biLM frozen and feed its layers to the
-task's own model. The task here: is a passage of *Pride and Prejudice*
-(a novel the biLM has not read) speech or narration? The quotation marks
-are taken out, so the words must tell ("I", "you", "said", questions).
-A few labelled passages per class; held-out passages from the other end
-of the novel.
+task's own model. The task here: does a paragraph of *Pride and
+Prejudice* (a novel the biLM has not read) open with speech or narration?
+The quotation marks are taken out, so the words must tell ("I", "you",
+"said", questions). A few labelled openings per class, 200 per class
+held out (`datasets.austen_speech`).
 """
 
-speech, narration = [], []
-for paragraph in datasets.austen_paragraphs("pride_and_prejudice"):
-    text = " ".join(paragraph.split()[:16])
-    (speech if '"' in text else narration).append(text.replace('"', ""))
-n = SIZES["labels_per_class"]
-train_texts = [t for pair in zip(speech[:n], narration[:n]) for t in pair]
-train_labels = np.tile([1, 0], n)
-test_texts = [t for pair in zip(speech[-200:], narration[-200:])
-              for t in pair]
-test_labels = np.tile([1, 0], 200)
+(train_texts, train_labels), (test_texts, test_labels) = \
+    datasets.austen_speech(("pride_and_prejudice",), words=16,
+                           per_class=SIZES["labels_per_class"],
+                           test_per_class=200, seed=SEED)
 print(f"{len(train_texts)} labelled passages, {len(test_texts)} held out "
       f"(majority baseline 0.50)")
 

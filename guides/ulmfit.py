@@ -17,10 +17,11 @@ first learns the language:
    new head alone first, then one more layer group per epoch.
 
 This guide runs all three on Jane Austen, bundled with kzoo: four novels
-are the "general domain", and the task is to tell which of the other two
-(*Pride and Prejudice*, *Sense and Sensibility*) a passage comes from,
-from a few labelled passages. The same classifier trained from scratch
-is the baseline.
+are the "general domain"; the other two (*Pride and Prejudice*, *Sense
+and Sensibility*) are the target domain, and the task is to tell whether
+a paragraph opens with speech or narration, its quotation marks taken
+out, from a few labelled paragraphs. The same classifier trained from
+scratch is the baseline.
 
     KERAS_BACKEND=jax python guides/ulmfit.py             # minutes
     KZOO_GUIDE_SMOKE=1 python guides/ulmfit.py            # the test's run
@@ -55,6 +56,7 @@ smoke run (the test's) is smaller still; the numbers it prints are the
 test's.
 """
 
+VERBOSE = 0 if SMOKE else "auto"  # progress bars in the full run
 SIZES = {
     # words per LM window, LM windows (general, target), labelled passages
     # per class, epochs of the three stages, model widths
@@ -74,10 +76,14 @@ start = time.time()
 """
 ## 1. The data
 
-The general domain: four novels. The task: 40-word passages of the other
-two, a few labelled ones to train on and a held-out set to measure. The
-target-domain language model reads those two novels' text *except the
-held-out passages*.
+The general domain: four novels. The task: the first 40 words of the
+other two novels' paragraphs, speech (1) or narration (0), a few labelled
+ones to train on and a held-out set to measure (`datasets.austen_speech`;
+the words must tell: "I", "you", "said", questions). The target-domain
+language model reads those two novels' paragraphs *except the held-out
+ones*. (An earlier version of this guide asked which of the two novels a
+passage came from: with 40 words and 100 labels both classifiers stayed
+near chance, 0.53 and 0.49.)
 """
 
 GENERAL = ("emma", "mansfield_park", "northanger_abbey", "persuasion")
@@ -85,21 +91,22 @@ TARGET = ("pride_and_prejudice", "sense_and_sensibility")
 
 general_text = [p for novel in GENERAL
                 for p in datasets.austen_paragraphs(novel)]
-(train_texts, train_labels), (test_texts, test_labels), names = \
-    datasets.austen_authorship(novels=TARGET,
-                               words=SIZES["passage_words"], seed=SEED)
-# A few labels per class; a fixed held-out set.
-picked = np.concatenate([np.flatnonzero(train_labels == c)
-                         [:SIZES["labels_per_class"]] for c in (0, 1)])
-few_texts = [train_texts[i] for i in picked]
-few_labels = train_labels[picked]
-test_texts = test_texts[:SIZES["test_passages"]]
-test_labels = test_labels[:SIZES["test_passages"]]
+(few_texts, few_labels), (test_texts, test_labels) = datasets.austen_speech(
+    novels=TARGET, words=SIZES["passage_words"],
+    per_class=SIZES["labels_per_class"],
+    test_per_class=SIZES["test_passages"] // 2, seed=SEED)
 held_out = set(test_texts)
-target_text = [p for novel in TARGET
-               for p in datasets.austen_passages(novel,
-                                                 SIZES["passage_words"])
-               if p not in held_out]
+
+
+def opening(paragraph):
+    """A paragraph as `austen_speech` gives it: its first words, no
+    quotation marks."""
+    words = " ".join(paragraph.split()[:SIZES["passage_words"]])
+    return " ".join(words.replace('"', "").split())
+
+
+target_text = [p for novel in TARGET for p in datasets.austen_paragraphs(novel)
+               if opening(p) not in held_out]
 
 
 def windows(texts, count):
@@ -151,7 +158,7 @@ def perplexity(texts):
 before = perplexity(target_windows)
 ulmfit.pretrain_language_model(lm, general_windows,
                                epochs=SIZES["lm_epochs"][0],
-                               words=SIZES["window"])
+                               words=SIZES["window"], verbose=VERBOSE)
 after_general = perplexity(target_windows)
 
 """
@@ -164,7 +171,7 @@ the tied embedding and decoder on top.
 
 ulmfit.fine_tune_language_model(lm, target_windows,
                                 epochs=SIZES["lm_epochs"][1],
-                                words=SIZES["window"])
+                                words=SIZES["window"], verbose=VERBOSE)
 after_target = perplexity(target_windows)
 print(f"target-text perplexity: random {before:.0f}, after general LM "
       f"{after_general:.0f}, after target fine-tuning {after_target:.0f}")
@@ -182,7 +189,8 @@ sequence_length = SIZES["passage_words"] + 24  # room for xxmaj, xxbos
 classifier = ulmfit.classifier_from_language_model(
     lm, num_classes=2, sequence_length=sequence_length)
 ulmfit.train_classifier(classifier, few_texts, few_labels,
-                        epochs=SIZES["classifier_epochs"], batch_size=8)
+                        epochs=SIZES["classifier_epochs"], batch_size=8,
+                        verbose=VERBOSE)
 ulmfit_accuracy = ulmfit.accuracy(classifier, test_texts, test_labels)
 
 """
@@ -200,7 +208,7 @@ scratch = kzoo.AwdLstmTextClassifier(
     scratch_backbone, num_classes=2, preprocessor=classifier.preprocessor)
 ulmfit.train_classifier(scratch, few_texts, few_labels,
                         epochs=SIZES["classifier_epochs"], batch_size=8,
-                        decay=1.0, unfreeze=False)
+                        decay=1.0, unfreeze=False, verbose=VERBOSE)
 scratch_accuracy = ulmfit.accuracy(scratch, test_texts, test_labels)
 
 print(f"held-out accuracy ({len(few_texts)} labels, {len(test_texts)} "

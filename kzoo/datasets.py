@@ -102,6 +102,57 @@ def austen_authorship(novels=("pride_and_prejudice", "emma",
             list(novels))
 
 
+
+def austen_speech(novels=("pride_and_prejudice",), words=16,
+                  per_class=None, test_per_class=200, seed=0):
+    """A labelled task: is a paragraph's opening speech or narration?
+
+    Each prose paragraph's first `words` words, labelled 1 (speech: they
+    hold a quotation mark) or 0 (narration), with the quotation marks
+    taken out: a model must tell from the words ("I", "you", "said",
+    questions), not from the marks. Each class is shuffled with `seed`;
+    the last `test_per_class` of each are held out, and `per_class` caps
+    the training examples per class (None: all the rest). Both splits
+    alternate speech and narration, so they are balanced (majority
+    baseline 0.50).
+
+    Returns `((train_texts, train_labels), (test_texts, test_labels))`.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    (train_x, train_y), (test_x, test_y) = datasets.austen_speech(
+        per_class=40)
+    assert len(train_x) == 80 and len(test_x) == 400
+    assert train_y.mean() == 0.5 and '"' not in "".join(train_x)
+    ```
+    """
+    speech, narration = [], []
+    for novel in novels:
+        for paragraph in austen_paragraphs(novel):
+            text = " ".join(paragraph.split()[:words])
+            (speech if '"' in text else narration).append(
+                " ".join(text.replace('"', "").split()))
+    rng = np.random.default_rng(seed)
+    rng.shuffle(speech)
+    rng.shuffle(narration)
+    held = test_per_class
+    count = min(len(speech), len(narration)) - held
+    if count <= 0:
+        raise ValueError(
+            f"austen_speech: {novels} have {len(speech)} speech and "
+            f"{len(narration)} narration paragraphs, too few to hold out "
+            f"test_per_class={held} of each; ask for fewer.")
+    count = min(count, per_class) if per_class else count
+
+    def interleave(a, b):
+        return [t for pair in zip(a, b) for t in pair]
+
+    train = interleave(speech[:count], narration[:count])
+    test = interleave(speech[-held:], narration[-held:])
+    return ((train, np.tile(np.asarray([1, 0], "int32"), count)),
+            (test, np.tile(np.asarray([1, 0], "int32"), held)))
+
 # Reported speech with its speaker: "<words>," said Elizabeth. The
 # speaker is a name, optionally with a title, one or two capitalised words.
 _SPEECH = re.compile(

@@ -70,33 +70,17 @@ def test_bilm_trains_with_a_sampled_softmax(tmp_path):
         to_numpy(task.candidate_sampler.seed_generator.state), state)
 
 
-def speech_and_narration(words=16):
-    """Pride and Prejudice's paragraphs, first `words` words each,
-    labelled speech (1: the words hold a quotation mark) or narration
-    (0), with the quotation marks taken out: the model must tell speech
-    from what is said ("I", "you", "said", questions), not from the
-    marks."""
-    speech, narration = [], []
-    for paragraph in kzoo.datasets.austen_paragraphs("pride_and_prejudice"):
-        text = " ".join(paragraph.split()[:words])
-        (speech if '"' in text else narration).append(text.replace('"', ""))
-    return speech, narration
-
-
 def test_elmo_features_classify_held_out_text():
-    # Balanced classes (majority baseline 50%); 150 passages a class to
-    # learn from, 100 a class held out from the other end of the novel.
+    # Is a paragraph's opening speech or narration (quotation marks taken
+    # out)? Balanced classes (majority baseline 50%); 150 passages a class
+    # to learn from, 100 a class held out.
     # (An earlier version asked which of two novels a passage came from:
     # a randomly started ELMo this small memorises its training set there
     # and scores 0.55-0.70 held out, by seed and machine — too weak a
     # signal for a test. Speech vs narration: 0.92-0.95 over seeds.)
     keras.utils.set_random_seed(0)
-    speech, narration = speech_and_narration()
-    train = [t for pair in zip(speech[:150], narration[:150]) for t in pair]
-    test = [t for pair in zip(speech[-100:], narration[-100:])
-            for t in pair]
-    labels = np.tile([1, 0], len(train) // 2)
-    test_labels = np.tile([1, 0], len(test) // 2)
+    (train, labels), (test, test_labels) = kzoo.datasets.austen_speech(
+        per_class=150, test_per_class=100)
     tokenizer = kzoo.ElmoTokenizer(vocabulary=_any_vocabulary())
     task = kzoo.ElmoTextClassifier(
         kzoo.ElmoBackbone(**SMALL), num_classes=2, pooling="max",
