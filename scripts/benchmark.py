@@ -275,10 +275,18 @@ def measure_keras(library, args):
     import numpy as np
 
     backend = keras.backend.backend()
+    if library == "kzoo":
+        import kzoo  # noqa: F401
+    else:
+        import keras_hub  # noqa: F401
+    # The libraries' own footprint, before any model: what the peaks
+    # below add to it is the model's.
+    baseline = peak_rss_mib()
     keras.utils.set_random_seed(0)
     backbone = build_keras_backbone(library, args)
     x = make_inputs(args)
-    result = {"params": int(backbone.count_params())}
+    result = {"params": int(backbone.count_params()),
+              "baseline_peak_rss_mib": baseline}
 
     result["forward_s"] = time_steps(lambda: backbone.predict_on_batch(x),
                                      args)
@@ -326,6 +334,7 @@ def measure_transformers(args):
     import torch
     import transformers
 
+    baseline = peak_rss_mib()     # as measure_keras's
     torch.manual_seed(0)
     device = torch_device()
     model = transformers.BertModel(transformers_config(args)).to(device)
@@ -334,6 +343,7 @@ def measure_transformers(args):
     feed = {"input_ids": x["token_ids"], "token_type_ids": x["segment_ids"],
             "attention_mask": x["padding_mask"]}
     result = {"params": int(sum(p.numel() for p in model.parameters())),
+              "baseline_peak_rss_mib": baseline,
               "attention": getattr(model.config, "_attn_implementation",
                                    None)}
 
@@ -439,7 +449,8 @@ def measure_matmul(backend, args):
                        "gflops": flops / seconds / 1e9})
         total_flops += flops * count
         total_seconds += seconds * count
-    return {"shapes": shapes, "ceiling_gflops": total_flops / total_seconds / 1e9}
+    return {"shapes": shapes,
+            "ceiling_gflops": total_flops / total_seconds / 1e9}
 
 
 # ----------------------------------------------------------------------
@@ -700,8 +711,9 @@ def format_sweep(args, points):
     memory = "peak RSS MiB" + (" (device MiB)" if has_device else "")
     lines = [f"### Scaling sweep\n\n{describe(args)}; median of "
              f"{args.sweep_steps} timed steps after 1 warm-up. Peak memory: "
-             f"the worker's peak RSS (ru_maxrss) at the end of the phase, "
-             f"since its start"
+             "the worker's peak RSS (ru_maxrss) at the end of the phase, "
+             'since its start ("before model": its peak after the '
+             "imports, before the model was built)"
              + ("; device: peak bytes in use" if has_device else "")
              + ". Ratios: kzoo's speed over the peer's (> 1: kzoo faster)."
              + "\n"]
@@ -729,10 +741,12 @@ def format_sweep(args, points):
                      fmt(tokens_per_s(r["batch"], r["seq"], r["forward_s"])),
                      fmt(tokens_per_s(r["batch"], r["seq"],
                                       r.get("train_s"))),
+                     fmt(r.get("baseline_peak_rss_mib")),
                      mem(r, "forward"), mem(r, "train")] + versus)
     lines.append(markdown(
         ["seq", "batch", "backend", "library", "forward tok/s",
-         "train tok/s", f"forward {memory}", f"train {memory}",
+         "train tok/s", "before model MiB", f"forward {memory}",
+         f"train {memory}",
          "fwd vs keras-hub", "train vs keras-hub", "fwd vs HF",
          "train vs HF"], rows, 4))
     return "\n".join(lines)

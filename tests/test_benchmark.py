@@ -71,7 +71,8 @@ def test_kzoo_speed_row_runs(benchmark, args):
     row = benchmark.measure_keras("kzoo", args)
     assert row["forward_s"] > 0 and row["train_s"] > 0
     # Peak RSS since the process started: never less after training.
-    assert row["train_peak_rss_mib"] >= row["forward_peak_rss_mib"] > 0
+    assert row["train_peak_rss_mib"] >= row["forward_peak_rss_mib"] >= \
+        row["baseline_peak_rss_mib"] > 0
 
 
 def test_kzoo_preset_saves_once_and_loads(benchmark, args, tmp_path):
@@ -147,15 +148,18 @@ def test_tables_are_computed_from_the_rows(benchmark, args):
     assert cells(table, ["jax: kzoo / keras-hub"])[1:] == ["4.00"]
 
     points = [{**row, "seq": seq, "batch": 2,
+               "baseline_peak_rss_mib": 500.0,
                "forward_peak_rss_mib": 900.0 * seq,
                "train_peak_rss_mib": 1000.0 * seq}
               for seq in (8, 16) for row in rows]
     points[3]["forward_s"] = 0.005        # kzoo, seq 16: twice as fast
     sweep = benchmark.format_sweep(args, points)
     assert cells(sweep, ["8", "2", "jax", "kzoo"])[4:] == \
-        ["1,600", "400", "7,200", "8,000", "2.00", "1.25", "4.00", "2.00"]
+        ["1,600", "400", "500", "7,200", "8,000", "2.00", "1.25", "4.00",
+         "2.00"]
     assert cells(sweep, ["16", "2", "jax", "kzoo"])[4:] == \
-        ["6,400", "800", "14,400", "16,000", "4.00", "1.25", "8.00", "2.00"]
+        ["6,400", "800", "500", "14,400", "16,000", "4.00", "1.25", "8.00",
+         "2.00"]
     assert cells(sweep, ["16", "2", "torch (HF)", "transformers"])[4] == \
         "800"
 
