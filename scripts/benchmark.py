@@ -35,10 +35,11 @@ load: `from_preset` of a BERT-base-shaped preset from a local folder
   later runs find them.
 sweep: sequence length x batch size (--sweep-seqs, --sweep-batches;
   128,256,512 x 1,8,32), forward and training tokens/s and peak memory per
-  point. Peak memory is the worker process's peak RSS (ru_maxrss of
-  getrusage(RUSAGE_SELF), read at the end of the forward and of the
-  training phase: the process's peak since it started, imports and model
-  included, so the training column includes the forward's peak); on an
+  point. Peak memory is the worker process's peak RSS (VmHWM of
+  /proc/self/status, read before the model is built and at the end of
+  the forward and of the training phase: the process's peak since it
+  started, imports and model included, so the training column includes
+  the forward's peak); on an
   accelerator also the device's peak bytes in use (jax memory_stats, torch
   max_memory_allocated, TensorFlow get_memory_info), with the same
   since-start meaning. --sweep-steps timed steps (2) after one warm-up.
@@ -205,15 +206,40 @@ def make_inputs(args):
             "padding_mask": np.ones((args.batch, args.seq), "int32")}
 
 
+def median_seconds(step, steps, warmup):
+    """kzoo.utils.timing.median_seconds, loaded from its file alone:
+    importing the kzoo package loads Keras and its backend (~0.9 GB of
+    RSS), which would count in the transformers worker's peak memory."""
+    import importlib.util
+    package = importlib.util.find_spec("kzoo")   # runs no kzoo code
+    path = os.path.join(os.path.dirname(package.origin), "utils",
+                        "timing.py")
+    spec = importlib.util.spec_from_file_location("kzoo_timing", path)
+    timing = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timing)
+    return timing.median_seconds(step, steps, warmup)
+
+
 def time_steps(step, args):
-    """Median seconds per step after the warm-up (kzoo.utils.timing)."""
-    from kzoo.utils.timing import median_seconds
+    """Median seconds per step after the warm-up."""
     return median_seconds(step, args.steps, args.warmup)
 
 
 def peak_rss_mib():
-    """This process's peak resident set since it started (ru_maxrss is
-    KiB on Linux, bytes on macOS)."""
+    """This process's peak resident set since it started, in MiB.
+
+    Linux: VmHWM of /proc/self/status, the high-water mark of this
+    program's own memory. Not getrusage's ru_maxrss: Linux carries it
+    over fork + exec, so a worker started from a 1.2 GB process (a test
+    run) reported >= 1.2 GB however little it used. Elsewhere ru_maxrss
+    (bytes on macOS)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2 ** 10     # kB
+    except OSError:
+        pass
     import resource
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
@@ -334,10 +360,14 @@ def measure_transformers(args):
     import torch
     import transformers
 
-    baseline = peak_rss_mib()     # as measure_keras's
+    # transformers imports its modelling code on first use: resolve
+    # BertModel before taking the baseline (as measure_keras's), else the
+    # import counts as the model's memory (~1 GB, measured).
+    bert_model = transformers.BertModel
+    baseline = peak_rss_mib()
     torch.manual_seed(0)
     device = torch_device()
-    model = transformers.BertModel(transformers_config(args)).to(device)
+    model = bert_model(transformers_config(args)).to(device)
     x = {k: torch.from_numpy(v).long().to(device)
          for k, v in make_inputs(args).items()}
     feed = {"input_ids": x["token_ids"], "token_type_ids": x["segment_ids"],
@@ -420,7 +450,6 @@ def time_matmul(step, args, target_s=0.05):
     microseconds, about what the timer and one interruption cost: each
     timed sample runs as many calls as fill ~`target_s`, and at least 5
     samples are taken (the products are cheap beside a model's steps)."""
-    from kzoo.utils.timing import median_seconds
     for _ in range(max(args.warmup, 1)):          # compile, allocate
         step()
     start = time.perf_counter()
@@ -711,7 +740,7 @@ def format_sweep(args, points):
     memory = "peak RSS MiB" + (" (device MiB)" if has_device else "")
     lines = [f"### Scaling sweep\n\n{describe(args)}; median of "
              f"{args.sweep_steps} timed steps after 1 warm-up. Peak memory: "
-             "the worker's peak RSS (ru_maxrss) at the end of the phase, "
+             "the worker's peak RSS (VmHWM) at the end of the phase, "
              'since its start ("before model": its peak after the '
              "imports, before the model was built)"
              + ("; device: peak bytes in use" if has_device else "")

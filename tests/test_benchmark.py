@@ -177,3 +177,30 @@ def test_bad_options_are_refused(benchmark, capsys):
         benchmark.sections_of(benchmark.parse_args(["--sections", "sweeep"]))
     assert benchmark.sections_of(benchmark.parse_args(["--sweep"])) == \
         ["speed", "ceiling", "load", "sweep"]
+
+
+@pytest.mark.once
+def test_driver_runs_every_section(benchmark, capsys, tmp_path):
+    # The subprocesses and the driver's plumbing, on the cheapest library
+    # (transformers: no Keras in its workers), one sweep point.
+    out = tmp_path / "results.json"
+    benchmark.main(TINY + ["--libraries", "transformers", "--sweep",
+                           "--sweep-seqs", "8", "--sweep-batches", "1",
+                           "--torch-threads", "1", "--preset-dir",
+                           str(tmp_path / "presets"), "--json", str(out)])
+    text = capsys.readouterr().out
+    for title in ("### Speed", "### Matmul ceiling", "### Loading",
+                  "### Scaling sweep"):
+        assert title in text
+    import json
+    results = json.loads(out.read_text())
+    assert set(results["ceilings"]) == {"torch"}
+    assert results["loads"][0]["library"] == "transformers"
+    point = results["sweep"][0]
+    assert (point["seq"], point["batch"]) == (8, 1)
+    # The worker's own memory: neither Keras (~0.9 GB; the worker never
+    # imports it) nor this test process (over 1 GB, which getrusage's
+    # ru_maxrss carries over fork + exec on Linux) counts in it.
+    assert point["baseline_peak_rss_mib"] < 700
+    assert cells(text, ["8", "1", "torch (HF)", "transformers"])[4] == \
+        f"{8 / point['forward_s']:,.0f}"
