@@ -50,7 +50,7 @@ SIZES = {
     "smoke": dict(lm_passages=256, lm_epochs=2, vocabulary=2000,
                   lstm_dim=128, projection_dim=32,
                   labels_per_class=40, classifier_epochs=30),
-    "full": dict(lm_passages=3000, lm_epochs=3, vocabulary=8000,
+    "full": dict(lm_passages=2000, lm_epochs=2, vocabulary=8000,
                  lstm_dim=256, projection_dim=64,
                  labels_per_class=40, classifier_epochs=30),
 }[("smoke" if SMOKE else "full")]
