@@ -94,10 +94,31 @@ class Backbone(CheckedArguments, keras.Model):
                 f"Sequence length {length} is longer than {name}'s "
                 f"max_sequence_length ({limit}). Truncate the input (the "
                 "preprocessor's `sequence_length` does this).")
+        if getattr(self, "_ids_checked_before", False):
+            return
         for input_name, limit in self.id_limits().items():
             values = concrete_numpy(inputs[input_name])
             if values is not None and values.size:
                 self._check_ids(input_name, values, limit)
+
+    @contextlib.contextmanager
+    def ids_checked_before(self, checked=True):
+        """Within: calls skip the check of id values (names, shapes and
+        dtypes are still checked), because the caller checked every batch
+        before (`Task.fit` on in-memory arrays) or made them itself (a
+        preprocessor's ids are below the table, `check_preprocessor`).
+
+        On torch, steps run eagerly, so each step's check copied the ids
+        to NumPy: host work per step, and on an accelerator a device sync
+        that stalls the step queue. `checked=False` leaves the checks on
+        (data a step cannot have seen before: a user's dataset of ids).
+        """
+        previous = getattr(self, "_ids_checked_before", False)
+        self._ids_checked_before = previous or bool(checked)
+        try:
+            yield
+        finally:
+            self._ids_checked_before = previous
 
     def id_limits(self):
         """Integer inputs and their exclusive upper bounds (by default the
@@ -194,7 +215,9 @@ class Backbone(CheckedArguments, keras.Model):
         # step only names and shapes can be checked, not the ids' values.
         if x is None or isinstance(x, dict):
             self.check_inputs(x)
-        return super().predict(x, *args, **kwargs)
+        # Every batch of a checked dict is a slice of it.
+        with self.ids_checked_before(isinstance(x, dict)):
+            return super().predict(x, *args, **kwargs)
 
     def _check_ids(self, input_name, values, limit):
         low, high = int(np.min(values)), int(np.max(values))

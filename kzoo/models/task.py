@@ -179,9 +179,11 @@ class Task(CheckedArguments, keras.Model):
         else:
             data = keras.utils.pack_x_y_sample_weight(
                 self._text_tensors(x), y, sample_weight)
-            dataset = tf.data.Dataset.from_tensor_slices(
-                preprocess_once(tf.data.Dataset.from_tensor_slices(data),
-                                self.preprocessor))
+            prepared = preprocess_once(
+                tf.data.Dataset.from_tensor_slices(data), self.preprocessor)
+            if self._batches_from_arrays():
+                return InMemoryBatches(prepared, batch_size or 32, shuffle)
+            dataset = tf.data.Dataset.from_tensor_slices(prepared)
             if shuffle:
                 dataset = dataset.shuffle(
                     int(dataset.cardinality()), reshuffle_each_iteration=True)
@@ -191,11 +193,36 @@ class Task(CheckedArguments, keras.Model):
                                       num_parallel_calls=autotune)
         return self.adapt_batches(dataset).prefetch(autotune)
 
+    def _batches_from_arrays(self):
+        """Whether prepared in-memory examples go to Keras as NumPy
+        arrays (Keras shuffles and batches them each epoch) rather than as
+        a tf.data pipeline.
+
+        On JAX, each new epoch's tf.data iterator stalled the first step
+        of the epoch while the previous steps still ran (12-30 s at each
+        epoch start, fine-tuning MiniLM on a 2-core machine; 0 s from
+        arrays). TensorFlow's steps read tf.data natively and torch's
+        showed no stall, so they keep the pipeline; so does a
+        preprocessor that draws per batch (masks), or a task that adapts
+        the batches (both are tf.data maps)."""
+        return (keras.backend.backend() == "jax"
+                and not self.preprocessor.draws_per_call
+                and type(self).adapt_batches is Task.adapt_batches)
+
     def adapt_batches(self, dataset):
         """The preprocessed batches as the task trains on them: unchanged,
         unless a task's targets are not its preprocessor's (the span
         boundary objective scores the masked-LM targets twice)."""
         return dataset
+
+    def _ids_checked_before(self, x, also=True):
+        """The backbone's per-call id checks off while Keras runs the
+        steps on `x`, when `_make_dataset` has already vouched for every
+        batch (`Backbone.ids_checked_before`): the preprocessor made them,
+        or they are slices of in-memory arrays checked whole. A dataset or
+        generator of ids is checked step by step, as before."""
+        checked = self.preprocessor is not None or isinstance(x, dict)
+        return self.backbone.ids_checked_before(checked and also)
 
     def _text_tensors(self, x):
         """Raw text checked by the preprocessor, eagerly (None, an empty
@@ -218,9 +245,17 @@ class Task(CheckedArguments, keras.Model):
                 validation_data = (validation_data,)
             validation_data = self._make_dataset(
                 *validation_data, batch_size=batch_size)
-        self._plan_learning_rate(dataset if dataset is not None else x,
-                                 batch_size, kwargs)
-        with labels.reraise_label_errors():
+            if isinstance(validation_data, InMemoryBatches):
+                validation_data = validation_data.data
+        if isinstance(dataset, InMemoryBatches):
+            self._plan_learning_rate(dataset.x, dataset.batch_size, kwargs)
+        else:
+            self._plan_learning_rate(dataset if dataset is not None else x,
+                                     batch_size, kwargs)
+        # Validation arrays without a preprocessor are not checked here.
+        checked = self._ids_checked_before(
+            x, validation_data is None or self.preprocessor is not None)
+        with labels.reraise_label_errors(), checked:
             if dataset is None:
                 if isinstance(x, tf.data.Dataset):
                     # Already batched (pretraining batches, e.g.): the
@@ -230,6 +265,11 @@ class Task(CheckedArguments, keras.Model):
                                    sample_weight=sample_weight,
                                    validation_data=validation_data,
                                    shuffle=shuffle, **kwargs)
+            if isinstance(dataset, InMemoryBatches):
+                return super().fit(*dataset.data,
+                                   batch_size=dataset.batch_size,
+                                   shuffle=dataset.shuffle,
+                                   validation_data=validation_data, **kwargs)
             # Shuffling happened in _make_dataset (a Dataset ignores
             # `shuffle`).
             return super().fit(dataset, validation_data=validation_data,
@@ -265,19 +305,28 @@ class Task(CheckedArguments, keras.Model):
         self._ensure_compiled()
         labels.check_fit_call(self, "evaluate", x, y, batch_size)
         dataset = self._make_dataset(x, y, sample_weight, batch_size)
-        with labels.reraise_label_errors():
+        with labels.reraise_label_errors(), self._ids_checked_before(x):
             if dataset is None:
                 return super().evaluate(x, y, batch_size=batch_size,
                                         sample_weight=sample_weight,
+                                        **kwargs)
+            if isinstance(dataset, InMemoryBatches):
+                return super().evaluate(*dataset.data,
+                                        batch_size=dataset.batch_size,
                                         **kwargs)
             return super().evaluate(dataset, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
         labels.check_fit_call(self, "predict", x, None, batch_size)
         dataset = self._make_dataset(x, batch_size=batch_size)
-        if dataset is None:
-            return super().predict(x, batch_size=batch_size, **kwargs)
-        return super().predict(dataset, **kwargs)
+        with self._ids_checked_before(x):
+            if dataset is None:
+                return super().predict(x, batch_size=batch_size, **kwargs)
+            if isinstance(dataset, InMemoryBatches):
+                return super().predict(dataset.x,
+                                       batch_size=dataset.batch_size,
+                                       **kwargs)
+            return super().predict(dataset, **kwargs)
 
     # ------------------------------------------------------------------
     # Config and presets
@@ -440,6 +489,26 @@ def _steps_per_epoch(data, batch_size):
         return None
     return -(-len(leaves[0]) // (batch_size or 32))
 
+
+
+class InMemoryBatches:
+    """Prepared in-memory examples as NumPy arrays, with how Keras is to
+    batch them (`Task._batches_from_arrays`).
+
+    `data` is `(x,)`, `(x, y)` or `(x, y, sample_weight)`, as Keras' `fit`
+    and `evaluate` take them positionally.
+    """
+
+    def __init__(self, prepared, batch_size, shuffle):
+        arrays = keras.tree.map_structure(lambda t: t.numpy(), prepared)
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(arrays)
+        data = [x, y, sample_weight]
+        while data[-1] is None:  # positions matter: drop trailing Nones
+            data.pop()
+        self.data = tuple(data)
+        self.x = x
+        self.batch_size = batch_size
+        self.shuffle = bool(shuffle)
 
 
 # Examples per preprocessing call in `preprocess_once`: large enough that
