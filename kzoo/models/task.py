@@ -266,7 +266,7 @@ class Task(CheckedArguments, keras.Model):
                                    validation_data=validation_data,
                                    shuffle=shuffle, **kwargs)
             if isinstance(dataset, InMemoryBatches):
-                return super().fit(*dataset.data,
+                return super().fit(**dataset.arrays(),
                                    batch_size=dataset.batch_size,
                                    shuffle=dataset.shuffle,
                                    validation_data=validation_data, **kwargs)
@@ -311,7 +311,7 @@ class Task(CheckedArguments, keras.Model):
                                         sample_weight=sample_weight,
                                         **kwargs)
             if isinstance(dataset, InMemoryBatches):
-                return super().evaluate(*dataset.data,
+                return super().evaluate(**dataset.arrays(),
                                         batch_size=dataset.batch_size,
                                         **kwargs)
             return super().evaluate(dataset, **kwargs)
@@ -495,8 +495,10 @@ class InMemoryBatches:
     """Prepared in-memory examples as NumPy arrays, with how Keras is to
     batch them (`Task._batches_from_arrays`).
 
-    `data` is `(x,)`, `(x, y)` or `(x, y, sample_weight)`, as Keras' `fit`
-    and `evaluate` take them positionally.
+    `data` is `(x,)`, `(x, y)` or `(x, y, sample_weight)`, as Keras takes
+    `validation_data`; `arrays()` the same as keyword arguments of `fit`
+    and `evaluate` (whose third positional argument is `batch_size`, not
+    `sample_weight`).
     """
 
     def __init__(self, prepared, batch_size, shuffle):
@@ -506,9 +508,12 @@ class InMemoryBatches:
         while data[-1] is None:  # positions matter: drop trailing Nones
             data.pop()
         self.data = tuple(data)
-        self.x = x
+        self.x, self.y, self.sample_weight = x, y, sample_weight
         self.batch_size = batch_size
         self.shuffle = bool(shuffle)
+
+    def arrays(self):
+        return {"x": self.x, "y": self.y, "sample_weight": self.sample_weight}
 
 
 # Examples per preprocessing call in `preprocess_once`: large enough that

@@ -88,3 +88,22 @@ def test_dataset_of_ids_still_checked_per_step(id_checks):
             classifier.fit(bad, epochs=1, verbose=0)
     else:  # compiled steps: values are symbolic, never checked there
         assert id_checks == []
+
+
+def test_raw_text_with_sample_weights_fits_and_evaluates():
+    # In-memory text with sample weights (on JAX, as NumPy arrays given to
+    # Keras by keyword: its third positional argument is batch_size). A
+    # zero weight takes an example out of the loss (Keras then divides the
+    # weighted sum by the batch's size: half the unweighted mean here).
+    classifier = tiny_classifier()
+    weights = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    history = classifier.fit(TEXTS, LABELS, sample_weight=weights,
+                             batch_size=6, epochs=1, shuffle=False,
+                             verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    weighted = classifier.evaluate(TEXTS, LABELS, sample_weight=weights,
+                                   batch_size=6, verbose=0,
+                                   return_dict=True)["loss"]
+    first_half = classifier.evaluate(TEXTS[:3], LABELS[:3], batch_size=6,
+                                     verbose=0, return_dict=True)["loss"]
+    np.testing.assert_allclose(weighted, first_half / 2, rtol=1e-5)
