@@ -300,6 +300,16 @@ print(f"held-out accuracy on frozen features: pretrained biLM "
       f"{pretrained:.3f}, the same biLM random {random:.3f}")
 
 """
+Both beat the majority baseline by far, and at this scale pretraining
+does not decide it: in the full run (a biLM trained for four minutes on
+about 50k words, held-out perplexity 470 over 8,000 words) the
+pretrained features score 0.75 and the random ones 0.80; the smoke run
+has them the other way round (0.78 and 0.73). A random character CNN
+already gives each spelling its own vector, and "I", "you" and "said"
+are most of what this task needs. The paper's gains came from a biLM
+trained for weeks on a billion words (`elmo_original_en`, converted as
+in section 1).
+
 For labels per word (named entities, parts of speech), `ElmoTokenTagger`
 is the same mix at each word with a dense layer on top, and
 `ElmoTokenTaggerPreprocessor` keeps each label on its word.
