@@ -40,11 +40,13 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_worker import run_worker  # noqa: E402
 
 BACKENDS = ("jax", "tensorflow", "torch")
 LIBRARIES = ("kzoo", "transformers")
@@ -253,29 +255,8 @@ def default_rows(backends, libraries=LIBRARIES):
 
 
 def run_one(library, backend, options, timeout=3600):
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    threads = options.get("threads")
-    if threads:
-        n = str(threads)
-        env.update(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n,
-                   TF_NUM_INTRAOP_THREADS=n, TF_NUM_INTEROP_THREADS="1")
-    repo = Path(__file__).resolve().parent.parent
-    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker",
-               library, "--options", json.dumps(options)]
-    start = time.perf_counter()
-    try:
-        result = subprocess.run(command, env=env, capture_output=True,
-                                text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout}s"}
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith("RESULT "):
-            row = json.loads(line[len("RESULT "):])
-            row["process_s"] = time.perf_counter() - start
-            return row
-    tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
-    return {"error": " | ".join(tail) or f"exit {result.returncode}"}
+    row = run_worker(__file__, library, backend, options, timeout)
+    return row
 
 
 def run(options, rows=None, verbose=True):

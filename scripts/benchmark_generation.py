@@ -43,10 +43,12 @@ best of three interleaved rounds.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_worker import run_worker  # noqa: E402
 
 BACKENDS = ("jax", "tensorflow", "torch")
 IMPLEMENTATIONS = ("kzoo", "kzoo_no_cache", "keras_hub", "transformers",
@@ -322,35 +324,10 @@ def default_rows(backends, no_cache_backends, models=MODELS):
 
 
 def run_one(implementation, backend, options, timeout=1800):
-    env = dict(os.environ, KERAS_BACKEND=backend,
-               TF_CPP_MIN_LOG_LEVEL="3")
-    threads = options.get("threads")
-    if threads:
-        # The same number of compute threads for every backend.
-        n = str(threads)
-        env.update(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n,
-                   TF_NUM_INTRAOP_THREADS=n, TF_NUM_INTEROP_THREADS="1")
-        if threads == 1:
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " "
-                                "--xla_cpu_multi_thread_eigen=false "
-                                "intra_op_parallelism_threads=1").strip()
-    repo = Path(__file__).resolve().parent.parent
-    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker",
-               implementation, "--options", json.dumps(options)]
-    start = time.perf_counter()
-    try:
-        result = subprocess.run(command, env=env, capture_output=True,
-                                text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout}s"}
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith("RESULT "):
-            row = json.loads(line[len("RESULT "):])
-            row["wall_s"] = time.perf_counter() - start
-            return row
-    tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
-    return {"error": " | ".join(tail) or f"exit {result.returncode}"}
+    row = run_worker(__file__, implementation, backend, options, timeout)
+    if "process_s" in row:
+        row["wall_s"] = row.pop("process_s")
+    return row
 
 
 def run(options, rows=None, verbose=True):
