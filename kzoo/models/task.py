@@ -205,7 +205,11 @@ class Task(CheckedArguments, keras.Model):
         showed no stall, so they keep the pipeline; so does a
         preprocessor that draws per batch (masks), or a task that adapts
         the batches (both are tf.data maps)."""
-        return (keras.backend.backend() == "jax"
+        # A multi-process distribution shards a tf.data pipeline across
+        # the processes and refuses arrays.
+        distribution = keras.distribution.distribution()
+        multi_process = getattr(distribution, "_is_multi_process", False)
+        return (keras.backend.backend() == "jax" and not multi_process
                 and not self.preprocessor.draws_per_call
                 and type(self).adapt_batches is Task.adapt_batches)
 
