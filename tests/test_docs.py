@@ -93,6 +93,13 @@ def test_docstring_examples_run(name, obj, tmp_path, monkeypatch):
     # for a user offline.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
+    # Hooks an example registers (a weight source, a reference resolver)
+    # end with it: left behind, they answered later tests in the same
+    # worker (a "my_preset" weight source found another test's folder).
+    from kzoo import presets
+    for registry in ("_REFERENCE_RESOLVERS", "_WEIGHT_SOURCES"):
+        monkeypatch.setattr(presets, registry,
+                            dict(getattr(presets, registry)))
     for i, source in enumerate(examples(obj)):
         code = compile(source, f"<{name} example {i}>", "exec")
         exec(code, {"kzoo": kzoo, "np": np, "keras": keras,
