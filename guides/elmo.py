@@ -303,8 +303,8 @@ print(f"held-out accuracy on frozen features: pretrained biLM "
 Both beat the majority baseline by far, and at this scale pretraining
 does not decide it: in the full run (a biLM trained for four minutes on
 about 50k words, held-out perplexity 470 over 8,000 words) the
-pretrained features score 0.75 and the random ones 0.80; the smoke run
-has them the other way round (0.78 and 0.73). A random character CNN
+pretrained features score 0.75 and the random ones 0.80; smoke runs
+give 0.72-0.78 and 0.73-0.81, by backend. A random character CNN
 already gives each spelling its own vector, and "I", "you" and "said"
 are most of what this task needs. The paper's gains came from a biLM
 trained for weeks on a billion words (`elmo_original_en`, converted as
