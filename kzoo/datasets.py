@@ -102,7 +102,6 @@ def austen_authorship(novels=("pride_and_prejudice", "emma",
             list(novels))
 
 
-
 def austen_speech(novels=("pride_and_prejudice",), words=16,
                   per_class=None, test_per_class=200, seed=0):
     """A labelled task: is a paragraph's opening speech or narration?
@@ -152,6 +151,7 @@ def austen_speech(novels=("pride_and_prejudice",), words=16,
     test = interleave(speech[-held:], narration[-held:])
     return ((train, np.tile(np.asarray([1, 0], "int32"), count)),
             (test, np.tile(np.asarray([1, 0], "int32"), held)))
+
 
 # Reported speech with its speaker: "<words>," said Elizabeth. The
 # speaker is a name, optionally with a title, one or two capitalised words.

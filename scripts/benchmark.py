@@ -637,6 +637,20 @@ def peers(results, backend):
                                 ("transformers", reference)]
 
 
+def ratio_rows(results, keys):
+    """One table row per (backend, peer) pair kzoo is compared with: the
+    pair's name, then kzoo's speed-up on each of `keys` (seconds)."""
+    rows = []
+    for backend in dict.fromkeys(r["backend"] for r in results):
+        mine, others = peers(results, backend)
+        for name, other in others:
+            if mine is not None and other is not None:
+                rows.append([f"{backend}: kzoo / {name}"]
+                            + [fmt(ratio(mine, other, key), ".2f")
+                               for key in keys])
+    return rows
+
+
 def describe(args):
     return (f"BERT {args.layers} layers x {args.hidden} hidden, "
             f"{args.heads} heads, {args.intermediate} intermediate, vocab "
@@ -653,14 +667,7 @@ def format_speed(args, results):
             for r in results]
     lines.append(markdown(["backend", "library", "forward tok/s",
                            "train tok/s"], rows, 2))
-    rows = []
-    for backend in dict.fromkeys(r["backend"] for r in results):
-        mine, others = peers(results, backend)
-        for name, other in others:
-            if mine is not None and other is not None:
-                rows.append([f"{backend}: kzoo / {name}",
-                             fmt(ratio(mine, other, "forward_s"), ".2f"),
-                             fmt(ratio(mine, other, "train_s"), ".2f")])
+    rows = ratio_rows(results, ("forward_s", "train_s"))
     if rows:
         lines.append("\n" + markdown(["speed ratio", "forward", "train"],
                                      rows))
@@ -721,13 +728,7 @@ def format_load(args, loads):
             for r in loads]
     lines.append(markdown(["backend", "library", "load s", "import s",
                            f"<= {LOAD_TARGET_S:g} s"], rows, 2))
-    rows = []
-    for backend in dict.fromkeys(r["backend"] for r in loads):
-        mine, others = peers(loads, backend)
-        for name, other in others:
-            if mine is not None and other is not None:
-                rows.append([f"{backend}: kzoo / {name}",
-                             fmt(ratio(mine, other, "load_s"), ".2f")])
+    rows = ratio_rows(loads, ("load_s",))
     if rows:
         lines.append("\n" + markdown(["load ratio", "faster by"], rows))
         lines.append("\n(ratio > 1: kzoo loads faster)")

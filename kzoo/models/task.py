@@ -499,25 +499,29 @@ class InMemoryBatches:
     """Prepared in-memory examples as NumPy arrays, with how Keras is to
     batch them (`Task._batches_from_arrays`).
 
-    `data` is `(x,)`, `(x, y)` or `(x, y, sample_weight)`, as Keras takes
-    `validation_data`; `arrays()` the same as keyword arguments of `fit`
-    and `evaluate` (whose third positional argument is `batch_size`, not
-    `sample_weight`).
+    `arrays()` gives them as keyword arguments of `fit` and `evaluate`
+    (whose third positional argument is `batch_size`, not
+    `sample_weight`); `data` as the tuple Keras takes for
+    `validation_data`.
     """
 
     def __init__(self, prepared, batch_size, shuffle):
         arrays = keras.tree.map_structure(lambda t: t.numpy(), prepared)
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(arrays)
-        data = [x, y, sample_weight]
-        while data[-1] is None:  # positions matter: drop trailing Nones
-            data.pop()
-        self.data = tuple(data)
-        self.x, self.y, self.sample_weight = x, y, sample_weight
+        self.x, self.y, self.sample_weight = \
+            keras.utils.unpack_x_y_sample_weight(arrays)
         self.batch_size = batch_size
         self.shuffle = bool(shuffle)
 
     def arrays(self):
         return {"x": self.x, "y": self.y, "sample_weight": self.sample_weight}
+
+    @property
+    def data(self):
+        """`(x,)`, `(x, y)` or `(x, y, sample_weight)`."""
+        data = [self.x, self.y, self.sample_weight]
+        while data[-1] is None:  # positions matter: drop trailing Nones
+            data.pop()
+        return tuple(data)
 
 
 # Examples per preprocessing call in `preprocess_once`: large enough that
