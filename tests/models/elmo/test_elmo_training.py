@@ -40,12 +40,11 @@ def bilm_on_austen(tmp_path, **language_model_arguments):
     return task, texts
 
 
-def train_and_check_perplexity(task, texts):
-    """Four epochs; both directions' (full-softmax) perplexity must start
-    near uniform over the 303 words and at least halve. Returns the fit
-    history."""
+def train_and_check_perplexity(task, texts, epochs=4):
+    """Both directions' (full-softmax) perplexity must start near uniform
+    over the 303 words and at least halve. Returns the fit history."""
     before = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
-    history = task.fit(texts, batch_size=16, epochs=4, verbose=0).history
+    history = task.fit(texts, batch_size=16, epochs=epochs, verbose=0).history
     after = task.evaluate(texts, batch_size=32, verbose=0, return_dict=True)
     for direction in ("forward", "backward"):
         key = f"{direction}_perplexity"
@@ -60,10 +59,12 @@ def test_bilm_perplexity_falls_on_austen(tmp_path):
 
 def test_bilm_trains_with_a_sampled_softmax(tmp_path):
     # The original's way for large vocabularies: 64 of the 303 words
-    # scored per step; evaluation still uses the full softmax.
+    # scored per step; evaluation still uses the full softmax. It learns
+    # more slowly: after 4 epochs the perplexity ratio was 0.46-0.51 over
+    # seeds on torch (CI failed once at 0.501), after 7 it is 0.40-0.42.
     task, texts = bilm_on_austen(tmp_path, num_sampled=64, seed=0)
     state = to_numpy(task.candidate_sampler.seed_generator.state)
-    history = train_and_check_perplexity(task, texts)
+    history = train_and_check_perplexity(task, texts, epochs=7)
     assert all(np.isfinite(history["loss"])), history
     # A new draw at every step (the state advances once per step).
     assert not np.array_equal(
