@@ -62,6 +62,17 @@ class Backbone(CheckedArguments, keras.Model):
     argument_spec = TRANSFORMER_ARGUMENTS
     argument_rules = TRANSFORMER_RULES
 
+    def __init__(self, *args, dtype=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Keras' functional Model drops `dtype` (its layers have their
+        # own); keep it, as keras-hub's Backbone does, so that the config
+        # (save_to_preset, from_config) and the heads tasks build with
+        # `backbone.dtype_policy` follow the backbone's precision, and the
+        # caches of generation are made in its compute dtype. None: the
+        # global policy, which Keras already gave the model.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
+
     # ------------------------------------------------------------------
     # Input checks: raised before any work, with what to do about it.
     # ------------------------------------------------------------------
@@ -334,12 +345,20 @@ class Backbone(CheckedArguments, keras.Model):
             preset: a preset name (`"bert_base"`), or a preset folder.
             load_weights: load the pretrained weights (from the preset
                 folder or the cache); `False` gives random initialisation.
-            **kwargs: config overrides (e.g. `dropout=0.0`).
+            **kwargs: config overrides (e.g. `dropout=0.0`); `dtype`
+                (e.g. "mixed_bfloat16") sets the precision.
         """
         preset = presets.resolve(preset)
         entry = preset.json("config.json")
         backbone_cls = get_class(entry["class_name"], cls)
         config = {**entry["config"], **kwargs}
+        if kwargs.get("dtype") is None and \
+                _plain_policy(entry["config"].get("dtype")):
+            # Precision is a run-time choice, not the preset's: with no
+            # `dtype` given, the global policy (keras.config.
+            # set_dtype_policy) applies, as keras-hub's presets load
+            # (weights saved in another float dtype are cast on loading).
+            config["dtype"] = keras.config.dtype_policy().name
         # A bad value in the file is named with the file, and found before
         # any weights are looked for (or downloaded).
         source = config_source(
@@ -373,6 +392,20 @@ class Backbone(CheckedArguments, keras.Model):
 
     def save_weights_atomic(self, path):
         atomic_write(path, self.save_weights, suffix=".weights.h5")
+
+
+def _plain_policy(saved):
+    """Whether a config's saved `dtype` is a plain float policy (or none),
+    which the global policy replaces on loading; a quantized one or a
+    per-layer map is the weights' format, kept as saved."""
+    if saved is None:
+        return True
+    try:
+        policy = keras.dtype_policies.get(saved)
+    except (ValueError, TypeError):
+        return False  # reported, with the file, when the backbone is built
+    # (Quantized policies and DTypePolicyMap are subclasses.)
+    return type(policy) is keras.dtype_policies.DTypePolicy
 
 
 def _check_sequence_length(owner, sequence_length, limit, what):

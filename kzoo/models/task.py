@@ -58,6 +58,9 @@ class Task(CheckedArguments, keras.Model):
     # preset, and named in a warning or error when it has none.
     pretrained_heads = ()
 
+    def __init__(self, *args, outputs=None, **kwargs):
+        super().__init__(*args, outputs=_float32_outputs(outputs), **kwargs)
+
     @classmethod
     def check_argument_values(cls, values):
         # Before any layer is built: a backbone of another family fails
@@ -106,6 +109,9 @@ class Task(CheckedArguments, keras.Model):
         # Called by subclasses after the functional super().__init__.
         self.backbone = backbone
         self.preprocessor = preprocessor
+        # The task computes in its backbone's precision (as keras-hub's
+        # tasks), not in the global policy of the moment it was built.
+        self.dtype_policy = backbone.dtype_policy
 
     # ------------------------------------------------------------------
     # Compile defaults
@@ -378,7 +384,7 @@ class Task(CheckedArguments, keras.Model):
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None,
-                    preprocessor="auto", **kwargs):
+                    preprocessor="auto", dtype=None, **kwargs):
         """A task on a preset's backbone, with every head the preset has
         weights for.
 
@@ -397,6 +403,8 @@ class Task(CheckedArguments, keras.Model):
             preprocessor: "auto" (the preset's tokenizer), None (no
                 preprocessing: the task then takes input dicts), or a
                 preprocessor instance.
+            dtype: the backbone's dtype policy (e.g. "mixed_bfloat16");
+                the heads follow it. None: the preset's.
             **kwargs: task arguments (e.g. `num_classes=3`).
         """
         preset = presets.resolve(preset)
@@ -405,8 +413,12 @@ class Task(CheckedArguments, keras.Model):
                 preset, sequence_length, f"{cls.__name__}.from_preset")
         saved_task = preset.has("task.json") and (
             preset.json("task.json")["class_name"] == cls.__name__)
-        backbone = cls.backbone_cls.from_preset(preset,
-                                                load_weights=load_weights)
+        # A task's precision is its backbone's (the heads are built with
+        # backbone.dtype_policy); handed to the task itself, Keras' model
+        # would drop it without a word.
+        backbone_overrides = {} if dtype is None else {"dtype": dtype}
+        backbone = cls.backbone_cls.from_preset(
+            preset, load_weights=load_weights, **backbone_overrides)
         if isinstance(preprocessor, str) and preprocessor == "auto":
             overrides = {}
             if sequence_length is not None:
@@ -436,6 +448,30 @@ class Task(CheckedArguments, keras.Model):
 
     def save_weights_atomic(self, path):
         atomic_write(path, self.save_weights, suffix=".weights.h5")
+
+
+def _float32_outputs(outputs):
+    """A task's outputs (logits, scores, embeddings) in float32 whatever
+    its compute dtype, as Keras' mixed-precision guide has models end: the
+    head computes in bfloat16/float16, then the cast, so the loss, metrics
+    and `predict` see float32 (numpy has no bfloat16 of its own). Under
+    float32 nothing is added: the graph, and its results, stay as they
+    were."""
+    def cast(name, tensor):
+        if keras.backend.is_float_dtype(tensor.dtype) and \
+                keras.backend.standardize_dtype(tensor.dtype) != "float32":
+            return keras.layers.Activation(
+                "linear", dtype="float32", name=f"{name}_float32")(tensor)
+        return tensor
+
+    if isinstance(outputs, dict):
+        return {key: cast(key, value) for key, value in outputs.items()}
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(cast(f"output_{i}", value)
+                             for i, value in enumerate(outputs))
+    if outputs is None:
+        return outputs
+    return cast("logits", outputs)
 
 
 def _load_heads(task, preset, saved_task):
