@@ -103,3 +103,22 @@ def test_preprocessor_from_every_preset():
             name, sequence_length=16)
         assert preprocessor.sequence_length == 16
         assert preprocessor.tokenizer.vocabulary_size == 50257
+
+
+def test_generation_under_mixed_bfloat16(tokenizer):
+    # The KV cache is made in the backbone's compute dtype (bfloat16) and
+    # the logits reach the sampler in float32: with the same weights, a
+    # tiny model's greedy continuation is float32's.
+    preprocessor = kzoo.GPT2CausalLMPreprocessor(tokenizer,
+                                                 sequence_length=16)
+    float32 = kzoo.GPT2CausalLM(kzoo.GPT2Backbone(**TINY_GPT2_FULL_VOCAB),
+                                preprocessor=preprocessor)
+    mixed = kzoo.GPT2CausalLM(
+        kzoo.GPT2Backbone(**TINY_GPT2_FULL_VOCAB, dtype="mixed_bfloat16"),
+        preprocessor=preprocessor)
+    mixed.set_weights(float32.get_weights())
+    assert mixed.backbone.compute_dtype == "bfloat16"
+    prompt = ["It is a truth universally"]
+    expected = float32.generate(prompt, max_length=14)
+    assert mixed.generate(prompt, max_length=14) == expected
+    assert len(expected[0]) > len(prompt[0])
