@@ -207,15 +207,20 @@ class Task(CheckedArguments, keras.Model):
         On JAX, each new epoch's tf.data iterator stalled the first step
         of the epoch while the previous steps still ran (12-30 s at each
         epoch start, fine-tuning MiniLM on a 2-core machine; 0 s from
-        arrays). TensorFlow's steps read tf.data natively and torch's
-        showed no stall, so they keep the pipeline; so does a
+        arrays). On torch, Keras' loader over the tf.data iterator stalled
+        at the end of epochs instead (4-5 s on an idle 2-core machine, up
+        to 52 s under load; 0.01 s from arrays). TensorFlow's steps read
+        tf.data natively, so it keeps the pipeline; so does a
         preprocessor that draws per batch (masks), or a task that adapts
         the batches (both are tf.data maps)."""
         # A multi-process distribution shards a tf.data pipeline across
-        # the processes and refuses arrays.
+        # the processes and refuses arrays; torch's DDP processes keep the
+        # pipeline they are tested with (the same order on every rank).
         distribution = keras.distribution.distribution()
-        multi_process = getattr(distribution, "_is_multi_process", False)
-        return (keras.backend.backend() == "jax" and not multi_process
+        multi_process = getattr(distribution, "_is_multi_process", False) \
+            or _torch_distributed()
+        return (keras.backend.backend() in ("jax", "torch")
+                and not multi_process
                 and not self.preprocessor.draws_per_call
                 and type(self).adapt_batches is Task.adapt_batches)
 
@@ -516,6 +521,15 @@ def _load_heads(task, preset, saved_task):
             f"{preset.name!r} has no pretrained weights for it, so its "
             "outputs mean nothing until you train it.",
             presets.RandomHeadWarning, stacklevel=3)
+
+
+def _torch_distributed():
+    """Whether this is one process of a torch.distributed group (DDP)."""
+    if keras.backend.backend() != "torch":
+        return False
+    import torch.distributed
+    return torch.distributed.is_available() and \
+        torch.distributed.is_initialized()
 
 
 def _steps_per_epoch(data, batch_size):
