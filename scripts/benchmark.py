@@ -81,6 +81,22 @@ def int_list(text):
     return [int(value) for value in text.split(",") if value]
 
 
+def add_shape_arguments(parser):
+    """The timing and BERT-shape options (BERT-base by default), shared
+    with scripts/benchmark_precision.py."""
+    parser.add_argument("--steps", type=int, default=5,
+                        help="timed steps per measurement")
+    parser.add_argument("--warmup", type=int, default=2,
+                        help="untimed steps first (compilation)")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--hidden", type=int, default=768)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--intermediate", type=int, default=3072)
+    parser.add_argument("--vocab", type=int, default=30522)
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -94,17 +110,7 @@ def parse_args(argv=None):
     parser.add_argument("--sweep", action="store_true",
                         help="add the sweep section (sequence length x "
                              "batch size)")
-    parser.add_argument("--steps", type=int, default=5,
-                        help="timed steps per measurement")
-    parser.add_argument("--warmup", type=int, default=2,
-                        help="untimed steps first (compilation)")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=12)
-    parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--intermediate", type=int, default=3072)
-    parser.add_argument("--vocab", type=int, default=30522)
+    add_shape_arguments(parser)
     parser.add_argument("--sweep-seqs", type=int_list, default=[128, 256, 512],
                         help="sweep: comma-separated sequence lengths")
     parser.add_argument("--sweep-batches", type=int_list, default=[1, 8, 32],

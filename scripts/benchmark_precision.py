@@ -66,17 +66,7 @@ def parse_args(argv=None):
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default=",".join(BACKENDS),
                         help="comma-separated Keras backends")
-    parser.add_argument("--steps", type=int, default=5,
-                        help="timed steps per speed measurement")
-    parser.add_argument("--warmup", type=int, default=2,
-                        help="untimed steps first (compilation)")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=12)
-    parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--intermediate", type=int, default=3072)
-    parser.add_argument("--vocab", type=int, default=30522)
+    benchmark.add_shape_arguments(parser)
     parser.add_argument("--skip-train", action="store_true",
                         help="speed: forward only")
     parser.add_argument("--skip-speed", action="store_true")
