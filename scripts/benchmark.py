@@ -574,11 +574,22 @@ def worker(args):
 # Driver
 # ----------------------------------------------------------------------
 def run_worker(backend, library, argv, task="speed", extra=()):
+    # Later options win: `extra` overrides the user's (the sweep's sizes).
+    return run_script_worker(
+        __file__, backend,
+        [*argv, *extra, "--worker", f"{backend}:{library}", "--task", task],
+        f"{task}: {library} on {backend}")
+
+
+def run_script_worker(script, backend, arguments, what):
+    """`script *arguments` in a fresh process under `backend`: the row it
+    printed as `RESULT <json>`, with `wall_s`; a failure raises with its
+    output. (Shared with benchmark_precision.py, whose workers take the
+    same command-line options; benchmark_worker.py serves the scripts
+    whose workers take JSON options and report errors as rows.)"""
     env = {**os.environ, "KERAS_BACKEND": backend,
            "TF_CPP_MIN_LOG_LEVEL": "2"}
-    # Later options win: `extra` overrides the user's (the sweep's sizes).
-    command = [sys.executable, os.path.abspath(__file__), *argv, *extra,
-               "--worker", f"{backend}:{library}", "--task", task]
+    command = [sys.executable, os.path.abspath(script), *arguments]
     started = time.perf_counter()
     process = subprocess.run(command, env=env, capture_output=True, text=True)
     for line in process.stdout.splitlines():
@@ -587,9 +598,8 @@ def run_worker(backend, library, argv, task="speed", extra=()):
             result["wall_s"] = time.perf_counter() - started
             return result
     raise RuntimeError(
-        f"{task}: {library} on {backend} failed (exit "
-        f"{process.returncode}):\n{process.stdout[-3000:]}\n"
-        f"{process.stderr[-3000:]}")
+        f"{what} failed (exit {process.returncode}):\n"
+        f"{process.stdout[-3000:]}\n{process.stderr[-3000:]}")
 
 
 def speed_jobs(backends, libraries):

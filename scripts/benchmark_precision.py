@@ -36,10 +36,7 @@ import argparse
 import importlib.util
 import json
 import math
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 BACKENDS = ("jax", "tensorflow", "torch")
@@ -239,20 +236,9 @@ def worker(args):
 
 
 def run_worker(backend, job, argv):
-    env = {**os.environ, "KERAS_BACKEND": backend,
-           "TF_CPP_MIN_LOG_LEVEL": "2"}
-    command = [sys.executable, os.path.abspath(__file__), *argv,
-               "--worker", f"{backend}:{job}"]
-    started = time.perf_counter()
-    process = subprocess.run(command, env=env, capture_output=True, text=True)
-    for line in process.stdout.splitlines():
-        if line.startswith("RESULT "):
-            result = json.loads(line[len("RESULT "):])
-            result["wall_s"] = time.perf_counter() - started
-            return result
-    raise RuntimeError(
-        f"{job} on {backend} failed (exit {process.returncode}):\n"
-        f"{process.stdout[-3000:]}\n{process.stderr[-3000:]}")
+    return benchmark.run_script_worker(
+        __file__, backend, [*argv, "--worker", f"{backend}:{job}"],
+        f"{job} on {backend}")
 
 
 def print_speed(args, speeds):
