@@ -243,8 +243,10 @@ def run_worker(backend, job, argv):
 
 def print_speed(args, speeds):
     def fmt(seconds):
-        return f"{benchmark.tokens_per_s(args, seconds):>12,.0f}" \
-            if seconds else f"{'-':>12}"
+        if not seconds:
+            return f"{'-':>12}"
+        rate = benchmark.tokens_per_s(args.batch, args.seq, seconds)
+        return f"{rate:>12,.0f}"
 
     print(f"\nBERT {args.layers} layers x {args.hidden} hidden, "
           f"{args.heads} heads, {args.intermediate} intermediate, vocab "

@@ -28,9 +28,16 @@ def benchmark():
 
 
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
-def test_speed_rows_run(benchmark, policy):
-    result = benchmark.measure_speed(policy, benchmark.parse_args(TINY))
+def test_speed_rows_run(benchmark, policy, capsys):
+    args = benchmark.parse_args(TINY)
+    result = benchmark.measure_speed(policy, args)
     assert result["forward_s"] > 0 and result["train_s"] > 0
+    # ... and the table prints them (it once called benchmark.py's
+    # tokens_per_s with an outdated signature).
+    backend = keras.backend.backend()
+    benchmark.print_speed(args, [{**result, "backend": backend,
+                                  "job": policy}])
+    assert policy in capsys.readouterr().out
     # The global policy is restored for whatever runs next.
     assert keras.config.dtype_policy().name == "float32"
 
