@@ -267,10 +267,17 @@ def prepare(task):
     assert isinstance(classifier, kzoo.BertTextClassifier)  # one process
     ```
     """
-    if backend() == "torch":
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized() and \
-                dist.get_world_size() > 1:
-            from kzoo.distribution.torch_ddp import wrap
-            return wrap(task)
+    if in_torch_process_group():
+        from kzoo.distribution.torch_ddp import wrap
+        return wrap(task)
     return task
+
+
+def in_torch_process_group():
+    """Whether this is one of several torch.distributed processes (DDP):
+    the torch backend, an initialised process group, a world above 1."""
+    if backend() != "torch":
+        return False
+    import torch.distributed as dist
+    return dist.is_available() and dist.is_initialized() and \
+        dist.get_world_size() > 1

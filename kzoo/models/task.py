@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from kzoo import presets
+from kzoo.distribution.processes import in_torch_process_group
 from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
 from kzoo.models import head_weights, labels
 from kzoo.models.arguments import ArgumentError, CheckedArguments, describe
@@ -218,7 +219,7 @@ class Task(CheckedArguments, keras.Model):
         # pipeline they are tested with (the same order on every rank).
         distribution = keras.distribution.distribution()
         multi_process = getattr(distribution, "_is_multi_process", False) \
-            or _torch_distributed()
+            or in_torch_process_group()
         return (keras.backend.backend() in ("jax", "torch")
                 and not multi_process
                 and not self.preprocessor.draws_per_call
@@ -409,7 +410,8 @@ class Task(CheckedArguments, keras.Model):
                 preprocessing: the task then takes input dicts), or a
                 preprocessor instance.
             dtype: the backbone's dtype policy (e.g. "mixed_bfloat16");
-                the heads follow it. None: the preset's.
+                the heads follow it. None: as `Backbone.from_preset`, the
+                global policy (a quantized preset keeps its own).
             **kwargs: task arguments (e.g. `num_classes=3`).
         """
         preset = presets.resolve(preset)
@@ -521,15 +523,6 @@ def _load_heads(task, preset, saved_task):
             f"{preset.name!r} has no pretrained weights for it, so its "
             "outputs mean nothing until you train it.",
             presets.RandomHeadWarning, stacklevel=3)
-
-
-def _torch_distributed():
-    """Whether this is one process of a torch.distributed group (DDP)."""
-    if keras.backend.backend() != "torch":
-        return False
-    import torch.distributed
-    return torch.distributed.is_available() and \
-        torch.distributed.is_initialized()
 
 
 def _steps_per_epoch(data, batch_size):
