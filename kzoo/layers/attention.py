@@ -12,6 +12,8 @@ adds a relative position bias (`attention_bias=`).
 import keras
 from keras import ops
 
+from kzoo.layers.dense import FoldedDense
+
 
 class MultiHeadAttention(keras.layers.Layer):
     """Scaled dot-product attention.
@@ -71,7 +73,7 @@ class MultiHeadAttention(keras.layers.Layer):
         width = self.num_heads * self.head_dim
 
         def dense(name, units):
-            layer = keras.layers.Dense(
+            layer = FoldedDense(
                 units, use_bias=self.use_bias,
                 kernel_initializer=self.kernel_initializer,
                 dtype=self.dtype_policy, name=name)

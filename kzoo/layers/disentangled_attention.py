@@ -25,6 +25,7 @@ the `(seq, seq)` bucket index. No loop over positions; the gather is
 import keras
 from keras import ops
 
+from kzoo.layers.dense import FoldedDense
 from kzoo.layers.transformer_block import TransformerBlock
 
 POSITION_TERMS = ("c2p", "p2c")
@@ -186,7 +187,7 @@ class DisentangledSelfAttention(keras.layers.Layer):
         width = self.num_heads * self.head_dim
 
         def dense(name, units, shape):
-            layer = keras.layers.Dense(
+            layer = FoldedDense(
                 units, kernel_initializer=self.kernel_initializer,
                 dtype=self.dtype_policy, name=name)
             layer.build(shape)

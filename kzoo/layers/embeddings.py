@@ -4,6 +4,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from kzoo.layers.dense import folded_matmul
+
 
 class TokenEmbedding(keras.layers.Embedding):
     """A token embedding whose matrix can also project hidden states back to
@@ -12,7 +14,7 @@ class TokenEmbedding(keras.layers.Embedding):
 
     def logits(self, hidden_states):
         # (batch, seq, hidden) @ (hidden, vocab) -> (batch, seq, vocab)
-        return ops.matmul(hidden_states, ops.transpose(self.embeddings))
+        return folded_matmul(hidden_states, ops.transpose(self.embeddings))
 
 
 class RowDropoutEmbedding(TokenEmbedding):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.layers.activations import get_activation
+from kzoo.layers.dense import FoldedDense
 
 
 class MaskedLMHead(keras.layers.Layer):
@@ -37,7 +38,7 @@ class MaskedLMHead(keras.layers.Layer):
         # logits need (BERT's equals its hidden size; ELECTRA's generator
         # maps its hidden size down to its embedding size).
         width = self.token_embedding.output_dim
-        self.transform = keras.layers.Dense(
+        self.transform = FoldedDense(
             width, kernel_initializer=self.kernel_initializer,
             name="transform")
         self.transform.build(input_shape)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.layers.activations import get_activation
+from kzoo.layers.dense import FoldedDense
 
 
 class SpanBoundaryHead(keras.layers.Layer):
@@ -61,7 +62,7 @@ class SpanBoundaryHead(keras.layers.Layer):
             shape=(self.max_span_length, self.position_embedding_dim),
             initializer=self.kernel_initializer)
         input_dim = 2 * hidden_dim + self.position_embedding_dim
-        self.dense_1 = keras.layers.Dense(
+        self.dense_1 = FoldedDense(
             hidden_dim, kernel_initializer=self.kernel_initializer,
             dtype=self.dtype_policy, name="dense_1")
         self.dense_1.build((None, None, input_dim))
@@ -69,7 +70,7 @@ class SpanBoundaryHead(keras.layers.Layer):
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy,
             name="layer_norm_1")
         self.layer_norm_1.build((None, None, hidden_dim))
-        self.dense_2 = keras.layers.Dense(
+        self.dense_2 = FoldedDense(
             hidden_dim, kernel_initializer=self.kernel_initializer,
             dtype=self.dtype_policy, name="dense_2")
         self.dense_2.build((None, None, hidden_dim))

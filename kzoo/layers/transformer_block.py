@@ -10,6 +10,7 @@ import keras
 
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
+from kzoo.layers.dense import FoldedDense
 from kzoo.layers.normalization import normalization_layer
 
 
@@ -102,7 +103,7 @@ class TransformerBlock(keras.layers.Layer):
         return layer
 
     def _dense(self, name, units, input_shape):
-        layer = keras.layers.Dense(
+        layer = FoldedDense(
             units, use_bias=self.use_bias,
             kernel_initializer=self.kernel_initializer,
             dtype=self.dtype_policy, name=name)

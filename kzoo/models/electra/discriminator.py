@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.layers import get_activation
+from kzoo.layers.dense import FoldedDense
 from kzoo.models.electra.backbone import ElectraBackbone
 from kzoo.models.electra.preprocessor import ElectraPreprocessor
 from kzoo.models.registry import register
@@ -44,11 +45,11 @@ class ReplacedTokenHead(keras.layers.Layer):
         self._activation_fn = get_activation(activation)
 
     def build(self, input_shape):
-        self.dense = keras.layers.Dense(
+        self.dense = FoldedDense(
             input_shape[-1], kernel_initializer=self.kernel_initializer,
             dtype=self.dtype_policy, name="dense")
         self.dense.build(input_shape)
-        self.dense_prediction = keras.layers.Dense(
+        self.dense_prediction = FoldedDense(
             1, kernel_initializer=self.kernel_initializer,
             dtype=self.dtype_policy, name="dense_prediction")
         self.dense_prediction.build(tuple(input_shape[:-1]) +
