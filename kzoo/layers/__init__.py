@@ -4,6 +4,7 @@ from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.decoder_block import TransformerDecoderBlock
+from kzoo.layers.dense import FoldedDense, folded_matmul
 from kzoo.layers.embeddings import (
     PositionEmbedding,
     SinusoidalPositions,
@@ -28,6 +29,8 @@ from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
     "get_activation",
+    "FoldedDense",
+    "folded_matmul",
     "MultiHeadAttention",
     "PositionEmbedding",
     "SinusoidalPositions",
