@@ -12,8 +12,11 @@ speed: tokens/s per library, and ratios.
     transformers: `BertModel` in eval mode under `torch.no_grad()`.
   - train step: forward + backward + AdamW update, dropout on (0.1).
     kzoo and keras-hub: `train_on_batch` of the backbone's pooled output
-    under mean squared error towards zeros, `keras.optimizers.AdamW`.
-    transformers: the same loss on `pooler_output`, `torch.optim.AdamW`.
+    under mean squared error towards zeros, each with the AdamW its tasks
+    train with: `kzoo.training.AdamW` (Keras' numbers, torch's fused
+    kernel on torch), `keras.optimizers.AdamW`.
+    transformers: the same loss on `pooler_output`, `torch.optim.AdamW`
+    with `fused=True`, the default of transformers' Trainer on torch >= 2.8.
 ceiling: the backend's own matmul (jax.jit(jnp.matmul), tf.function
   (tf.matmul), torch.matmul) timed at the model's shapes (tokens x hidden
   @ hidden x hidden for query/key/value/output, the two feed-forward
@@ -308,7 +311,7 @@ def measure_keras(library, args):
 
     backend = keras.backend.backend()
     if library == "kzoo":
-        import kzoo  # noqa: F401
+        import kzoo
     else:
         import keras_hub  # noqa: F401
     # The libraries' own footprint, before any model: what the peaks
@@ -328,8 +331,11 @@ def measure_keras(library, args):
                   for name in x}
         pooled = backbone(inputs)["pooled_output"]
         model = keras.Model(inputs, pooled)
-        model.compile(optimizer=keras.optimizers.AdamW(learning_rate=1e-5),
-                      loss="mse")
+        if library == "kzoo":
+            optimizer = kzoo.training.AdamW(learning_rate=1e-5)
+        else:
+            optimizer = keras.optimizers.AdamW(learning_rate=1e-5)
+        model.compile(optimizer=optimizer, loss="mse")
         y = np.zeros((args.batch, args.hidden), "float32")
         result["train_s"] = time_steps(lambda: model.train_on_batch(x, y),
                                        args)
@@ -394,7 +400,8 @@ def measure_transformers(args):
     result.update(memory_fields("forward", "torch"))
     if not args.skip_train:
         model.train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5,
+                                      fused=True)
 
         def train_step():
             optimizer.zero_grad(set_to_none=True)

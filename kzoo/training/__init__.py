@@ -3,6 +3,7 @@
 unfreezing), shared by every task. Probing every layer of a backbone
 is `kzoo.models.probing`."""
 
+from kzoo.training.adam import Adam, AdamW
 from kzoo.training.layerwise import (
     GradualUnfreezing, LayerwiseAdam, LayerwiseAdamW, LayerwiseMixin,
     LayerwiseSGD, decayed_scales, layer_groups)
@@ -11,7 +12,7 @@ from kzoo.training.schedules import (
     PlannedSchedule, SlantedTriangular, WarmupLinearDecay)
 
 __all__ = [
-    "GradualUnfreezing", "LayerwiseAdam", "LayerwiseAdamW",
+    "Adam", "AdamW", "GradualUnfreezing", "LayerwiseAdam", "LayerwiseAdamW",
     "LayerwiseMixin", "LayerwiseSGD", "PlannedSchedule", "SlantedTriangular",
     "WarmupLinearDecay", "decayed_scales", "default_optimizer",
     "layer_groups",

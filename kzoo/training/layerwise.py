@@ -30,6 +30,7 @@ classifier.fit(texts, labels, epochs=3,
 
 import keras
 
+from kzoo.training.adam import Adam, AdamW
 from kzoo.training.optimizers import NO_DECAY_NAMES
 
 _SCALE_PREFIX = "layer_group_scale_"
@@ -188,7 +189,7 @@ class LayerwiseMixin:
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class LayerwiseAdamW(LayerwiseMixin, keras.optimizers.AdamW):
+class LayerwiseAdamW(LayerwiseMixin, AdamW):
     """AdamW with a learning-rate scale per layer group (see
     `LayerwiseMixin`). Biases and LayerNorm parameters are spared weight
     decay, as in kzoo's default optimizer.
@@ -214,7 +215,7 @@ class LayerwiseAdamW(LayerwiseMixin, keras.optimizers.AdamW):
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class LayerwiseAdam(LayerwiseMixin, keras.optimizers.Adam):
+class LayerwiseAdam(LayerwiseMixin, Adam):
     """Adam with a learning-rate scale per layer group (ULMFiT's optimizer;
     see `LayerwiseMixin`).
 

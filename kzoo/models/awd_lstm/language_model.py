@@ -1,8 +1,6 @@
 """AWD-LSTM's language model: ULMFiT's pretraining and target-domain
 fine-tuning objective."""
 
-import keras
-
 from kzoo.layers import TiedLMHead
 from kzoo.models.arguments import FRACTION
 from kzoo.models.awd_lstm.backbone import AwdLstmBackbone, locked_dropout
@@ -11,6 +9,7 @@ from kzoo.models.elmo.language_model import Perplexity
 from kzoo.models.registry import register
 from kzoo.models.task import Task
 from kzoo.models.task_wiring import task_inputs
+from kzoo.training.adam import AdamW
 from kzoo.training.losses import token_loss
 
 
@@ -76,7 +75,7 @@ class AwdLstmLanguageModel(Task):
         # fastai's: Adam with beta_1 0.7 (its momentum at the peak of the
         # one-cycle), beta_2 0.99, weight decay 0.01.
         return {
-            "optimizer": keras.optimizers.AdamW(
+            "optimizer": AdamW(
                 1e-3, beta_1=0.7, beta_2=0.99, weight_decay=0.01),
             "loss": token_loss(),
             "weighted_metrics": [Perplexity()],
