@@ -12,7 +12,8 @@ This script times that whole wait on one recipe:
     a linear head on the pooled output; sequence length 64, batch 32,
     `--epochs` epochs, AdamW (lr 5e-5, weight decay 0.01 except biases and
     LayerNorms, 10% linear warmup then linear decay: kzoo's default
-    recipe, copied in the transformers loop);
+    recipe, copied in the transformers loop, whose AdamW is torch's
+    fused one as in transformers' Trainer on torch >= 2.8);
   - kzoo: `BertTextClassifier.from_preset(...).fit(texts, labels)`, raw
     strings in, on each Keras backend;
   - transformers: the same encoder weights exported by
@@ -159,7 +160,7 @@ def _worker_transformers(options):
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": 0.01},
          {"params": no_decay, "weight_decay": 0.0}],
-        lr=options["learning_rate"])
+        lr=options["learning_rate"], fused=True)   # the Trainer's default
     schedule = transformers.get_linear_schedule_with_warmup(
         optimizer, int(0.1 * total_steps), total_steps)
     generator = torch.Generator().manual_seed(options["seed"])
