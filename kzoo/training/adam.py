@@ -1,24 +1,30 @@
-"""Adam and AdamW with Keras' numbers, and on torch one fused kernel.
+"""Adam and AdamW with Keras' numbers, run as one fused kernel per
+parameter on torch and TensorFlow.
 
 `kzoo.training.AdamW` and `kzoo.training.Adam` are Keras' `AdamW` and
 `Adam`: the same arguments, variables, saved state and results on every
-backend (to float rounding). They differ in how the update runs on torch.
+backend (to float rounding). They differ in how the update runs.
 Keras' torch Adam makes ~10 `torch._foreach_*` passes over the parameters
 per step, five of which allocate a temporary the size of the model, plus
 one more for the weight decay. torch ships a fused AdamW kernel
 (`torch._fused_adamw_`, the one `torch.optim.AdamW(fused=True)` and
-transformers' Trainer use) that reads and writes each parameter once. On
-BERT-base that is the difference between the optimizer taking ~25% of a
-torch training step and ~5% (see the README's Speed section).
+transformers' Trainer use) that reads and writes each parameter once: a
+4-layer BERT-base-wide training step (8 x 128, CPU) took 1,018-1,051 ms
+with it against 1,127-1,444 ms with Keras' update.
 
-JAX (XLA fuses the update itself) and TensorFlow keep Keras' own update.
+On TensorFlow, Keras' update is ~10 ops per variable, each its own pass
+(grappler does not fuse them on CPU); `tf.raw_ops.ResourceApplyAdam` is
+TensorFlow's one-pass kernel of Keras' very formula (Keras 2's optimizers
+used it): the same step, 877-888 ms against 954-989 ms. Under a
+tf.distribute strategy Keras' update runs (it routes each update through
+the strategy). JAX keeps Keras' update: XLA fuses it already.
 
-The fused kernel's formulas are Keras' with one difference: torch divides
-by `sqrt(v / (1 - beta_2**t)) + epsilon`, Keras by
-`sqrt(v) + epsilon` after folding the bias correction into the step size.
-Passing `epsilon / sqrt(1 - beta_2**t)` makes the two the same. Weight
-decay is decoupled in both (Keras applies it for Adam too) and comes
-before the update in both.
+torch's kernel differs from Keras' formula in one place: it divides by
+`sqrt(v / (1 - beta_2**t)) + epsilon`, Keras by `sqrt(v) + epsilon`
+after folding the bias correction into the step size; passing it
+`epsilon / sqrt(1 - beta_2**t)` makes the two the same. Weight decay is
+decoupled in both (Keras applies it for Adam too) and comes before the
+update in both.
 """
 
 import math
@@ -73,6 +79,36 @@ class FusedAdamMixin:
         import torch
         with torch.no_grad():
             self._fused_update(grads, trainable_variables, learning_rate)
+
+    def update_step(self, gradient, variable, learning_rate):
+        # TensorFlow's path (`_backend_update_step` calls this per variable).
+        if (keras.backend.backend() != "tensorflow"
+                or not hasattr(variable, "handle")):
+            return super().update_step(gradient, variable, learning_rate)
+        import tensorflow as tf
+        if tf.distribute.has_strategy():
+            return super().update_step(gradient, variable, learning_rate)
+        index = self._get_variable_index(variable)
+        dtype = variable.dtype
+
+        def scalar(value):
+            return tf.cast(value, dtype)
+
+        step = scalar(self.iterations + 1)
+        arguments = dict(
+            var=variable.handle, m=self._momentums[index].value.handle,
+            v=self._velocities[index].value.handle,
+            beta1_power=tf.pow(scalar(self.beta_1), step),
+            beta2_power=tf.pow(scalar(self.beta_2), step),
+            lr=scalar(learning_rate), beta1=scalar(self.beta_1),
+            beta2=scalar(self.beta_2), epsilon=scalar(self.epsilon),
+            grad=tf.cast(tf.convert_to_tensor(gradient), dtype),
+            use_locking=False)
+        if self.amsgrad:
+            tf.raw_ops.ResourceApplyAdamWithAmsgrad(
+                vhat=self._velocity_hats[index].value.handle, **arguments)
+        else:
+            tf.raw_ops.ResourceApplyAdam(**arguments)
 
     def _fused_update(self, grads, variables, learning_rate):
         import torch
