@@ -15,9 +15,10 @@ with it against 1,127-1,444 ms with Keras' update.
 On TensorFlow, Keras' update is ~10 ops per variable, each its own pass
 (grappler does not fuse them on CPU); `tf.raw_ops.ResourceApplyAdam` is
 TensorFlow's one-pass kernel of Keras' very formula (Keras 2's optimizers
-used it): the same step, 877-888 ms against 954-989 ms. Under a
-tf.distribute strategy Keras' update runs (it routes each update through
-the strategy). JAX keeps Keras' update: XLA fuses it already.
+used it): the same step, 877-888 ms against 954-989 ms. It runs where
+Keras' update would, per variable inside tf.distribute's update (each
+replica's copy), so a strategy gives the single-device numbers. JAX
+keeps Keras' update: XLA fuses it already.
 
 torch's kernel differs from Keras' formula in one place: it divides by
 `sqrt(v / (1 - beta_2**t)) + epsilon`, Keras by `sqrt(v) + epsilon`
@@ -86,8 +87,6 @@ class FusedAdamMixin:
                 or not hasattr(variable, "handle")):
             return super().update_step(gradient, variable, learning_rate)
         import tensorflow as tf
-        if tf.distribute.has_strategy():
-            return super().update_step(gradient, variable, learning_rate)
         index = self._get_variable_index(variable)
         dtype = variable.dtype
 
