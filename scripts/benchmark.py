@@ -13,8 +13,8 @@ speed: tokens/s per library, and ratios.
   - train step: forward + backward + AdamW update, dropout on (0.1).
     kzoo and keras-hub: `train_on_batch` of the backbone's pooled output
     under mean squared error towards zeros, each with the AdamW its tasks
-    train with: `kzoo.training.AdamW` (Keras' numbers, torch's fused
-    kernel on torch), `keras.optimizers.AdamW`.
+    train with: `kzoo.training.AdamW` (Keras' numbers, one fused kernel
+    per parameter on torch and tensorflow), `keras.optimizers.AdamW`.
     transformers: the same loss on `pooler_output`, `torch.optim.AdamW`
     with `fused=True`, the default of transformers' Trainer on torch >= 2.8.
 ceiling: the backend's own matmul (jax.jit(jnp.matmul), tf.function

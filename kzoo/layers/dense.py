@@ -31,8 +31,9 @@ class FoldedDense(keras.layers.Dense):
     Why: on JAX (XLA:CPU) the gradient of a rank-3 x rank-2 matmul, where
     the kernel's gradient contracts two axes, made training ~15% slower
     than the same product on the rank-2 view (a BERT-base feed-forward
-    stack's training step: 608-638 ms as `Dense`, 532-545 ms folded; BERT-base training on
-    jax went from 0.94x to 1.12x keras-hub's speed). TensorFlow's and
+    stack's training step: 608-638 ms as `Dense`, 532-545 ms folded;
+    BERT-base training on jax went from 0.94x to 1.12x keras-hub's
+    speed). TensorFlow's and
     torch's matmuls fold the axes themselves, so elsewhere this is free.
     `Dense.call` does the product, so LoRA and quantization still apply.
     """

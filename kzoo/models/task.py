@@ -235,9 +235,10 @@ class Task(CheckedArguments, keras.Model):
 
     def _one_iterator_for_all_epochs(self, dataset, steps_key, fit_kwargs):
         """A pipeline `_make_dataset` built (from in-memory examples or
-        the user's dataset), repeated, with `steps_key` (`steps_per_epoch`, `validation_steps`)
-        set to one pass: Keras then walks a single iterator through every
-        epoch instead of making a new one per epoch.
+        the user's dataset), repeated, with `steps_key` (`steps_per_epoch`
+        or `validation_steps`) set to one pass: Keras then walks a single
+        iterator through every epoch instead of making a new one per
+        epoch.
 
         On TensorFlow, a new epoch's iterator stalled the epoch's first
         step 4-7 s at random epochs (MiniLM fine-tune, 512 passages, 2-core

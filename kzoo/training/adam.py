@@ -48,11 +48,15 @@ def _fused_devices():
 
 
 class FusedAdamMixin:
-    """Runs a Keras Adam/AdamW update as `torch._fused_adamw_` on torch.
+    """Runs a Keras Adam/AdamW update as one fused kernel per parameter:
+    `torch._fused_adamw_` on torch (`_backend_update_step`, all variables
+    at once), `ResourceApplyAdam` on TensorFlow (`update_step`, per
+    variable, where Keras' tf.distribute routing calls it).
 
     Mixed in before `keras.optimizers.Adam` or `keras.optimizers.AdamW`;
-    on other backends, or for variables the kernel does not take (a device
-    it has no kernel for, a non-floating dtype), Keras' update runs.
+    on JAX, or for variables the kernels do not take (on torch a device
+    without the kernel or a non-floating dtype; on TensorFlow a variable
+    without a resource handle), Keras' update runs.
     """
 
     def build(self, variables):
@@ -147,7 +151,8 @@ class FusedAdamMixin:
 @keras.saving.register_keras_serializable(package="kzoo")
 class AdamW(FusedAdamMixin, keras.optimizers.AdamW):
     """Keras' `AdamW` (same arguments, same numbers), run as one fused
-    kernel per step on torch. kzoo's tasks train with it by default.
+    kernel per parameter on torch and TensorFlow. kzoo's tasks train with
+    it by default.
 
     Example:
     ```python
@@ -161,8 +166,8 @@ class AdamW(FusedAdamMixin, keras.optimizers.AdamW):
 @keras.saving.register_keras_serializable(package="kzoo")
 class Adam(FusedAdamMixin, keras.optimizers.Adam):
     """Keras' `Adam` (same arguments, same numbers; a `weight_decay`, if
-    given, decoupled as Keras applies it), run as one fused kernel per step
-    on torch.
+    given, decoupled as Keras applies it), run as one fused kernel per
+    parameter on torch and TensorFlow.
 
     Example:
     ```python

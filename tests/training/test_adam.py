@@ -11,9 +11,9 @@ import pytest
 import kzoo
 from helpers import random_bert_inputs, to_numpy
 from kzoo import training
+from kzoo.training.optimizers import NO_DECAY_NAMES as NO_DECAY
 
 VOCAB = 64
-NO_DECAY = ["bias", "gamma", "beta"]
 
 
 def _classifier():
