@@ -15,7 +15,12 @@ this file in a subprocess with `KERAS_BACKEND=B`:
     {"op": "make", "class": ..., "config": {...} | "task": {...},
      "preset": DIR, ...run fields...}
         build a model with random weights (this backend's initialisers),
-        `save_to_preset(DIR)`, then do "run" on the saved preset.
+        `save_to_preset(DIR)`, then do "run" on the saved preset;
+    {"op": "train", "model": KERAS_FILE, "data": NPZ, "epochs": N,
+     "learning_rate": LR, "output": NPZ}
+        load a task saved in Keras' format, fit it (without its
+        preprocessor) with plain SGD on the preprocessed arrays in NPZ (`pack` layout:
+        one batch, in order), write its losses and weights to NPZ.
 
 The test imports the same `make`/`run` functions to do its own side in
 process, so both sides follow one code path. Nothing here knows a model
@@ -76,13 +81,68 @@ def make(step):
     return run(step)
 
 
+def pack(prefix, value, arrays):
+    """A nested dict/tuple of arrays -> flat npz keys (`x/token_ids`,
+    `y#0`, ...); `unpack` inverts it."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            pack(f"{prefix}/{key}", item, arrays)
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            pack(f"{prefix}#{index}", item, arrays)
+    else:
+        arrays[prefix] = np.asarray(value)
+    return arrays
+
+
+def unpack(prefix, arrays):
+    if prefix in arrays:
+        return arrays[prefix]
+    keys = [k for k in arrays if k.startswith(prefix + "/")]
+    if keys:
+        names = {k[len(prefix) + 1:].split("/")[0].split("#")[0]
+                 for k in keys}
+        return {name: unpack(f"{prefix}/{name}", arrays) for name in names}
+    items = []
+    while any(k == f"{prefix}#{len(items)}" or
+              k.startswith(f"{prefix}#{len(items)}/") or
+              k.startswith(f"{prefix}#{len(items)}#") for k in arrays):
+        items.append(unpack(f"{prefix}#{len(items)}", arrays))
+    return tuple(items) if items else None
+
+
+def train(step):
+    """Fit a saved task with SGD on preprocessed arrays; save its losses
+    and weights. Plain SGD, not Adam: Adam divides by the gradient's own
+    size, so a weight whose true gradient is zero (a key bias) moves by
+    the sign of round-off noise, which differs between backends."""
+    import keras
+
+    import kzoo  # noqa: F401  (registers the classes load_model finds)
+    model = keras.models.load_model(step["model"])
+    model.preprocessor = None  # the arrays are preprocessed already
+    with np.load(step["data"]) as data:
+        arrays = {k: data[k] for k in data.files}
+    x, y, weights = (unpack(name, arrays)
+                     for name in ("x", "y", "sample_weight"))
+    model.compile(optimizer=keras.optimizers.SGD(step["learning_rate"]))
+    batch = len(next(iter(x.values())))
+    history = model.fit(x, y, sample_weight=weights, batch_size=batch,
+                        epochs=step["epochs"], shuffle=False, verbose=0)
+    out = {"loss": np.asarray(history.history["loss"])}
+    for weight in model.weights:
+        out[f"weight/{weight.path}"] = keras.ops.convert_to_numpy(weight)
+    np.savez(step["output"], **out)
+    return out
+
+
 def main(job_file):
     import keras
     with open(job_file) as f:
         job = json.load(f)
     keras.utils.set_random_seed(job.get("seed", 0))
     for step in job["steps"]:
-        {"run": run, "make": make}[step["op"]](step)
+        {"run": run, "make": make, "train": train}[step["op"]](step)
     print(f"done on {keras.backend.backend()}")
 
 

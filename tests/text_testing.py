@@ -108,10 +108,14 @@ def preset_for_tokenizer(tokenizer_cls):
     pytest.fail(f"no registered preprocessor uses {tokenizer_cls.__name__}")
 
 
-def tiny_backbone(backbone_cls):
+def tiny_backbone(backbone_cls, dropout=None):
+    """A random, tiny `backbone_cls` from its preset's config; `dropout`
+    (e.g. 0.0) replaces every dropout rate the config has."""
     preset = preset_for(backbone_cls)
     config = presets.resolve(preset).json("config.json")["config"]
     overrides = {k: v for k, v in TINY.items() if k in config}
+    if dropout is not None:
+        overrides.update({k: dropout for k in config if "dropout" in k})
     return backbone_cls.from_preset(preset, load_weights=False, **overrides)
 
 
@@ -135,12 +139,16 @@ def make_task_preprocessor(task_cls, sequence_length=SEQUENCE_LENGTH,
     return task_cls.preprocessor_for(preset, sequence_length=sequence_length)
 
 
-def make_task(task_cls, backbone=None, preprocessor="auto"):
+def make_task(task_cls, backbone=None, preprocessor="auto", **overrides):
+    """`task_cls` on a tiny backbone, with TASK_ARGUMENTS for its required
+    arguments; `overrides` go to its constructor as they are."""
     backbone = backbone or tiny_backbone(task_backbone_cls(task_cls))
     if isinstance(preprocessor, str):
         preprocessor = make_task_preprocessor(task_cls)
-    kwargs = {}
+    kwargs = dict(overrides)
     for name, parameter in inspect.signature(task_cls).parameters.items():
+        if name in overrides:
+            continue
         # (A None default that TASK_ARGUMENTS covers is a required value
         # given another way: TokenClassifier's num_classes or label_names.)
         if name in TASK_ARGUMENTS and parameter.default is None:

@@ -114,6 +114,11 @@ class BertPretrainer(Task):
         setattr(self, f"{task}_head", sentence_head)
 
     def label_spec(self):
+        # Without a preprocessor the labels are the model's own dict of
+        # both objectives' targets (from a preprocessor run elsewhere),
+        # not the sentence labels a user gives with raw text.
+        if self.preprocessor is None:
+            return None
         return labels.ClassIds(2, what=self.sentence_labels)
 
     def default_compile_args(self):
