@@ -70,6 +70,7 @@ def test_loss_equals_transformers(case, tmp_path):
     assert config.num_labels == task.num_classes
 
 
+@pytest.mark.convergence
 def test_regression_head_learns(tiny_bert):
     task = kzoo.BertTextClassifier(tiny_bert, num_classes=1,
                                    problem_type="regression", dropout=0.0)

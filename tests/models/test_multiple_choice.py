@@ -45,6 +45,7 @@ def test_pairs_are_packed_per_choice():
         preprocessor(CONTEXTS)
 
 
+@pytest.mark.convergence
 def test_fit_lowers_loss_and_round_trips(tmp_path):
     task = chooser()
     # (A tiny random BERT sits on the log(3) plateau for a few steps.)
@@ -114,6 +115,7 @@ def sts_pairs():
     return firsts, seconds, np.asarray(scores, "float32")
 
 
+@pytest.mark.convergence
 def test_sts_regression_head_trains_on_real_pairs():
     firsts, seconds, scores = sts_pairs()
     preprocessor = kzoo.BertPreprocessor.from_preset("bert_base",

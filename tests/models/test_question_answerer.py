@@ -316,6 +316,7 @@ def small_dataset():
     return (questions, contexts), answers
 
 
+@pytest.mark.convergence
 def test_fit_on_raw_examples_lowers_the_loss_and_answers():
     qa = tiny_qa()
     x, y = small_dataset()

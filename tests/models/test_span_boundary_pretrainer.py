@@ -41,6 +41,7 @@ def fit_losses(task, texts):
     return history.history
 
 
+@pytest.mark.convergence
 @pytest.mark.parametrize("family", ["bert", "roberta"])
 def test_both_losses_fall_on_raw_text(family, texts):
     if family == "bert":

@@ -112,6 +112,7 @@ def test_bad_labels_are_refused():
         task.predict_words("Elizabeth walked")
 
 
+@pytest.mark.convergence
 def test_fit_lowers_loss_and_predicts_words(tmp_path):
     task = tagger()
     task.compile(optimizer=keras.optimizers.Adam(3e-3))

@@ -96,6 +96,7 @@ def test_packing_by_hand():
         list(pack_full_sentences(documents, 2, BOS, EOS, PAD))
 
 
+@pytest.mark.convergence
 def test_packed_rows_train_a_roberta_masked_lm():
     tokenizer = kzoo.RobertaTokenizer.from_preset(ROBERTA_PRESET)
     preprocessor = kzoo.RobertaMaskedLMPreprocessor.from_preset(

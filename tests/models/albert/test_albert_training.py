@@ -19,6 +19,7 @@ def passages():
     return {novel: austen_passages(novel, words=20) for novel in AUSTEN_NOVELS}
 
 
+@pytest.mark.convergence
 def test_pretraining_losses_fall():
     # ALBERT's pretraining, MLM + SOP, on sentence-order pairs of both
     # novels' chapters: 6 "epochs" of 8 steps of 16 pairs, masks drawn
@@ -49,6 +50,7 @@ def test_pretraining_losses_fall():
     assert np.isfinite(history["sop_loss"]).all(), history["sop_loss"]
 
 
+@pytest.mark.convergence
 def test_classifier_fits_real_labelled_text(passages):
     # 32 passages labelled by novel (0: Pride and Prejudice, 1: Sense and
     # Sensibility), fitted from raw strings, one batch over and over.

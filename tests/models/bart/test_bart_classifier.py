@@ -64,6 +64,7 @@ def test_packing_is_transformers_bart():
                                       inputs["encoder_padding_mask"][:, :-1])
 
 
+@pytest.mark.convergence
 def test_fit_lowers_the_loss_and_saves(tmp_path):
     import keras
     keras.utils.set_random_seed(0)

@@ -3,12 +3,14 @@ BartDenoisingPreprocessor) learns to restore Austen's text from its
 noised version (the loss falls), from strings alone."""
 
 import keras
+import pytest
 
 import kzoo
 from bart_testing import BART_PRESET, fit_batch_losses, make_tiny_bart
 from helpers import austen_passages
 
 
+@pytest.mark.convergence
 def test_denoising_pretraining_lowers_the_loss():
     keras.utils.set_random_seed(0)
     preprocessor = kzoo.BartDenoisingPreprocessor.from_preset(

@@ -65,6 +65,7 @@ def test_packing_is_transformers_fine_tuning(tmp_path):
                                   shifted.numpy())
 
 
+@pytest.mark.convergence
 def test_fit_on_text_pairs_lowers_the_loss(lm):
     import keras
     inputs, targets = _pairs(16)

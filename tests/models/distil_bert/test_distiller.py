@@ -57,6 +57,7 @@ def test_student_starts_from_every_other_teacher_layer(teacher):
         kzoo.init_student_from_teacher(teacher, teacher_layers=[0, 4])
 
 
+@pytest.mark.convergence
 def test_distillation_loss_falls_on_real_text(teacher):
     texts = [t for novel in AUSTEN_NOVELS
              for t in austen_passages(novel, words=20)]

@@ -30,6 +30,7 @@ def repeated(texts, batch):
         len(texts), seed=0).batch(batch, drop_remainder=True).repeat()
 
 
+@pytest.mark.convergence
 def test_masked_lm_loss_falls(passages):
     texts = [t for novel in AUSTEN_NOVELS for t in passages[novel]]
     task = kzoo.ElectraMaskedLM(
@@ -44,6 +45,7 @@ def test_masked_lm_loss_falls(passages):
     assert losses[-1] < losses[-3] < losses[0], losses
 
 
+@pytest.mark.convergence
 def test_classifier_fits_real_labelled_text(passages):
     # 32 passages labelled by novel, from raw strings.
     first, second = (passages[n] for n in AUSTEN_NOVELS)
@@ -65,6 +67,7 @@ def test_classifier_fits_real_labelled_text(passages):
     assert np.mean(predicted == labels) == 1.0
 
 
+@pytest.mark.convergence
 def test_replaced_token_detection(passages):
     # This test caught fit running tasks in inference mode: the sampler drew
     # the same replacements every step, the discriminator memorised them

@@ -69,6 +69,7 @@ def test_tf_data_examples_pack_as_batches():
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.convergence
 def test_fit_lowers_the_loss_on_austen_entities(tmp_path):
     keras.utils.set_random_seed(0)
     words, tags = kzoo.datasets.austen_entities(max_words=10)

@@ -5,6 +5,7 @@ import collections
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import kzoo
@@ -53,10 +54,12 @@ def train_and_check_perplexity(task, texts, epochs=4):
     return history
 
 
+@pytest.mark.convergence
 def test_bilm_perplexity_falls_on_austen(tmp_path):
     train_and_check_perplexity(*bilm_on_austen(tmp_path))
 
 
+@pytest.mark.convergence
 def test_bilm_trains_with_a_sampled_softmax(tmp_path):
     # The original's way for large vocabularies: 64 of the 303 words
     # scored per step; evaluation still uses the full softmax. It learns
@@ -71,6 +74,7 @@ def test_bilm_trains_with_a_sampled_softmax(tmp_path):
         to_numpy(task.candidate_sampler.seed_generator.state), state)
 
 
+@pytest.mark.convergence
 def test_elmo_features_classify_held_out_text():
     # Is a paragraph's opening speech or narration (quotation marks taken
     # out)? Balanced classes (majority baseline 50%); 150 passages a class

@@ -24,6 +24,7 @@ def tiny_lm(tokenizer, sequence_length=32):
     return kzoo.GPT2CausalLM(backbone, preprocessor=preprocessor)
 
 
+@pytest.mark.convergence
 def test_causal_lm_trains_on_text(tokenizer, tmp_path):
     # Real prose (Pride and Prejudice, tests/data/austen): fit on raw
     # strings lowers the loss of a tiny GPT-2; predict works; a preset

@@ -87,6 +87,7 @@ def test_batches_undo_to_the_text(tokenizer):
                                   labels[:, :-1])
 
 
+@pytest.mark.convergence
 def test_span_corruption_pretraining_lowers_the_loss(tokenizer):
     import keras
     keras.utils.set_random_seed(0)

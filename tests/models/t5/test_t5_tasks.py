@@ -34,6 +34,7 @@ def _pairs(n=64):
             [" ".join(p.split()[:6]) for p in passages])
 
 
+@pytest.mark.convergence
 def test_fit_on_text_pairs_lowers_the_loss(lm):
     import keras
     x = _pairs(32)

@@ -18,6 +18,7 @@ def passages():
     return {novel: austen_passages(novel, words=20) for novel in AUSTEN_NOVELS}
 
 
+@pytest.mark.convergence
 def test_masked_lm_loss_falls(passages):
     texts = [t for novel in AUSTEN_NOVELS for t in passages[novel]]
     task = kzoo.XLMRobertaMaskedLM(
@@ -41,6 +42,7 @@ def test_masked_lm_loss_falls(passages):
     assert max(losses[-2:]) < losses[1] < losses[0], losses
 
 
+@pytest.mark.convergence
 def test_classifier_fits_real_labelled_text(passages):
     # 32 passages labelled by novel (0: Pride and Prejudice, 1: Sense and
     # Sensibility), fitted from raw strings.
