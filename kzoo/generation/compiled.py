@@ -27,6 +27,8 @@ import random as _python_random
 import keras
 import numpy as np
 
+from kzoo.layers import kv_cache
+
 
 def backend():
     return keras.backend.backend()
@@ -200,7 +202,10 @@ class TorchTracedDecoder:
                 with keras.StatelessScope(state_mapping=mapping):
                     return method(*args)
 
-            with warnings.catch_warnings():
+            # The graphs write their own caches in place (kv_cache.py):
+            # each `generate` call makes its caches, and a step's input
+            # cache is never read after the step.
+            with warnings.catch_warnings(), kv_cache.writes_in_place():
                 warnings.simplefilter("ignore", torch.jit.TracerWarning)
                 self._graphs[graph_key] = torch.jit.trace(
                     function, (self.values,) + tuple(tensors),

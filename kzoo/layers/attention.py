@@ -12,6 +12,7 @@ adds a relative position bias (`attention_bias=`).
 import keras
 from keras import ops
 
+from kzoo.layers import kv_cache
 from kzoo.layers.dense import FoldedDense
 
 
@@ -154,11 +155,11 @@ class MultiHeadAttention(keras.layers.Layer):
 
         if cache is not None:
             # Write this step's keys/values at cache_index, attend over all.
-            # One slice_update of the whole cache: XLA does it in place,
-            # and eager backends copy the cache once rather than three
-            # times (two updates and a stack).
+            # One write of the whole cache: XLA does it in place, and eager
+            # backends copy the cache once rather than three times (two
+            # updates and a stack), or not at all (kv_cache.py).
             update = ops.stack((key, value), axis=1)  # (batch, 2, T, h, d)
-            cache = ops.slice_update(cache, [0, 0, cache_index, 0, 0], update)
+            cache = kv_cache.write(cache, update, cache_index)
             key, value = cache[:, 0], cache[:, 1]
 
         attended = self._attend(query, key, value, attention_mask,
