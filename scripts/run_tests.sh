@@ -9,8 +9,9 @@
 # same code on every backend, and tests/models/test_training_cross_backend.py
 # checks that every backend takes the same training step) in the last
 # pass only (torch by default, where tiny fits are fastest). One backend
-# alone (KZOO_TEST_BACKENDS=jax) runs both kinds. Each pass spreads the test files over one pytest-xdist worker per
-# CPU core (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
+# alone (KZOO_TEST_BACKENDS=jax) runs both kinds. Each pass spreads the
+# test files over one pytest-xdist worker per CPU core
+# (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
 # arguments go to pytest (e.g. `bash scripts/run_tests.sh -x -k bert`);
 # KZOO_TEST_BACKENDS picks the backends (default: all three).
 set -u

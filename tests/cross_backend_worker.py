@@ -19,8 +19,9 @@ this file in a subprocess with `KERAS_BACKEND=B`:
     {"op": "train", "model": KERAS_FILE, "data": NPZ, "epochs": N,
      "learning_rate": LR, "output": NPZ}
         load a task saved in Keras' format, fit it (without its
-        preprocessor) with plain SGD on the preprocessed arrays in NPZ (`pack` layout:
-        one batch, in order), write its losses and weights to NPZ.
+        preprocessor) with plain SGD on the preprocessed arrays in NPZ
+        (`pack` layout: one batch, in order), write its losses and
+        weights to NPZ.
 
 The test imports the same `make`/`run` functions to do its own side in
 process, so both sides follow one code path. Nothing here knows a model
