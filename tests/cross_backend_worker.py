@@ -30,6 +30,7 @@ family: classes are looked up by name on the `kzoo` module.
 
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -97,19 +98,22 @@ def pack(prefix, value, arrays):
 
 
 def unpack(prefix, arrays):
+    """The structure `pack` stored under `prefix` (None if nothing)."""
     if prefix in arrays:
         return arrays[prefix]
-    keys = [k for k in arrays if k.startswith(prefix + "/")]
-    if keys:
-        names = {k[len(prefix) + 1:].split("/")[0].split("#")[0]
-                 for k in keys}
-        return {name: unpack(f"{prefix}/{name}", arrays) for name in names}
-    items = []
-    while any(k == f"{prefix}#{len(items)}" or
-              k.startswith(f"{prefix}#{len(items)}/") or
-              k.startswith(f"{prefix}#{len(items)}#") for k in arrays):
-        items.append(unpack(f"{prefix}#{len(items)}", arrays))
-    return tuple(items) if items else None
+    children = {}  # the next part of each key's path -> its separator
+    for key in arrays:
+        separator, rest = key[len(prefix):len(prefix) + 1], \
+            key[len(prefix) + 1:]
+        if key.startswith(prefix) and separator in ("/", "#"):
+            children[re.split("[/#]", rest)[0]] = separator
+    if not children:
+        return None
+    if "/" in children.values():
+        return {name: unpack(f"{prefix}/{name}", arrays)
+                for name in children}
+    return tuple(unpack(f"{prefix}#{index}", arrays)
+                 for index in range(len(children)))
 
 
 def train(step):

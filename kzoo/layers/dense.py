@@ -33,8 +33,8 @@ class FoldedDense(keras.layers.Dense):
     than the same product on the rank-2 view (a BERT-base feed-forward
     stack's training step: 608-638 ms as `Dense`, 532-545 ms folded;
     BERT-base training on jax went from 0.94x to 1.12x keras-hub's
-    speed). TensorFlow's and
-    torch's matmuls fold the axes themselves, so elsewhere this is free.
+    speed). TensorFlow's and torch's matmuls fold the axes themselves, so
+    elsewhere this is free.
     `Dense.call` does the product, so LoRA and quantization still apply.
     """
 

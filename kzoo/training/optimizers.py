@@ -10,10 +10,9 @@ NO_DECAY_NAMES = ["bias", "gamma", "beta"]
 def default_optimizer(learning_rate=5e-5, weight_decay=0.01,
                       warmup_fraction=0.1):
     """AdamW (`kzoo.training.AdamW`: Keras', fused on torch and
-    TensorFlow) with BERT's
-    decay exclusions and its schedule: linear warmup over
-    `warmup_fraction` of the steps, then linear decay to 0 (the paper's
-    recipe). `Task.fit` sets the number of steps; see
+    TensorFlow) with BERT's decay exclusions and its schedule: linear
+    warmup over `warmup_fraction` of the steps, then linear decay to 0
+    (the paper's recipe). `Task.fit` sets the number of steps; see
     `kzoo.training.schedules`.
 
     Example:
