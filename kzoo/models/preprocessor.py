@@ -8,7 +8,6 @@ works on every backend (see `kzoo.models.text_tensors`).
 
 import functools
 import inspect
-import weakref
 from pathlib import Path
 
 import keras
@@ -20,6 +19,7 @@ from kzoo.models.registry import class_entry, get_class
 from kzoo.models.text_tensors import describe, eager_outputs, text_tensor
 from kzoo.models.tokenizer import Tokenizer
 from kzoo.utils.files import write_json
+from kzoo.utils.traced import traced_method
 
 # Packers pad with this id, which no tokenizer makes, so the padding mask
 # can be read off the packed ids even when the padding id is also a token
@@ -225,24 +225,16 @@ class Preprocessor(keras.layers.Layer):
         anew each time: for byte-level BPE that rebuilt thousands of graph
         ops per call (seconds each). A `tf.function` keeps the traced
         graph, so a new pipeline adds one call to it. (Kept outside the
-        layer's attributes: TensorFlow would track a tf.function there.)
+        layer's attributes: see `kzoo.utils.traced`.)
         """
-        functions = _TRACED_CALLS.setdefault(self, {})
-        if method not in functions:
-            if method != "__call__":
-                self._ensure_setup()
-            # Through a weak reference: the table's values must not hold
-            # their key, or no preprocessor (tokenizer tables, graphs)
-            # would ever be freed.
-            instance = weakref.ref(self)
+        if method == "__call__":  # Keras' call (builds first)
+            method = "_layer_call"
+        else:
+            self._ensure_setup()
+        return traced_method(self, method, reduce_retracing=True)
 
-            def run(*args):
-                if method == "__call__":  # Keras' call (builds first)
-                    return super(Preprocessor, instance()).__call__(*args)
-                return getattr(instance(), method)(*args)
-            functions[method] = tf.function(run, reduce_retracing=True,
-                                            autograph=False)
-        return functions[method]
+    def _layer_call(self, *args):
+        return super().__call__(*args)
 
     # ------------------------------------------------------------------
     # Epochs: what a task may run once, and what it runs on every batch
@@ -388,10 +380,6 @@ def _batch_size(texts):
     if isinstance(texts, tf.RaggedTensor):
         return int(texts.nrows())
     return int(texts.shape[0]) if texts.shape.rank else None
-
-
-# Preprocessor -> {method name: its traced graph} (see Preprocessor.traced).
-_TRACED_CALLS = weakref.WeakKeyDictionary()
 
 
 def _array(values):

@@ -204,7 +204,7 @@ class SentencePieceTokenizer(Tokenizer):
     # ------------------------------------------------------------------
     # Text -> ids
     # ------------------------------------------------------------------
-    def tokenize_tf(self, texts):
+    def _tokenize_tf(self, texts):
         """tf strings -> tf ids in the family's numbering (ragged for a
         batch), eagerly or in a graph; special tokens typed in the text
         kept whole."""

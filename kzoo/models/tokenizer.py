@@ -31,6 +31,7 @@ from kzoo.models.registry import class_entry, get_class
 from kzoo.models.text_tensors import (as_tf, describe, eager_outputs,
                                       text_tensor)
 from kzoo.utils.files import copy_file, sha256_of, write_json
+from kzoo.utils.traced import forget_traces, traced_method
 
 
 class TokenizerAssetError(ValueError):
@@ -78,6 +79,8 @@ class Tokenizer(keras.layers.Layer):
 
     # constructor argument holding a file path -> file name in a preset
     asset_files = {}
+    # Whether graphs reuse one traced tokenize function (see tokenize_tf).
+    trace_once = False
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -147,6 +150,7 @@ class Tokenizer(keras.layers.Layer):
                 f"files that came with the checkpoint, or {name}."
                 "from_preset(...).") from e
         self._inner.value = inner
+        forget_traces(self)  # graphs traced with the old files
         for argument, path in resolved.items():
             setattr(self, argument, str(path))
 
@@ -218,7 +222,28 @@ class Tokenizer(keras.layers.Layer):
 
     def tokenize_tf(self, texts):
         """tf strings -> tf ids (ragged for a batch), eagerly or in a graph.
-        Preprocessors call this: their pipelines stay in tf throughout."""
+        Preprocessors call this: their pipelines stay in tf throughout.
+
+        In a graph (`tf.data`, `tf.function`) a string or a batch of
+        strings goes through one function traced once per tokenizer, when
+        the class sets `trace_once` (see `kzoo.utils.traced`): tracing
+        keras-hub's byte-level BPE takes seconds, and every preprocessor
+        graph that tokenizes (fit's and predict's, each text of a pair)
+        would trace it again. Subclasses implement `_tokenize_tf`.
+        """
+        if tf.executing_eagerly() or not self.trace_once or \
+                isinstance(texts, tf.RaggedTensor) or \
+                texts.shape.rank not in (0, 1):
+            return self._tokenize_tf(texts)
+        traced = traced_method(
+            self, "_tokenize_tf",
+            input_signature=[tf.TensorSpec([None], tf.string)])
+        if texts.shape.rank == 0:
+            return traced(texts[tf.newaxis])[0]
+        return traced(texts)
+
+    def _tokenize_tf(self, texts):
+        """`tokenize_tf`'s work, untraced."""
         if isinstance(texts, tf.RaggedTensor):
             texts = tf.ragged.map_flat_values(self.normalize, texts)
         else:

@@ -9,6 +9,10 @@ from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.tokenizer import Tokenizer, TokenizerAssetError
 from text_testing import example_texts, make_tokenizer, registered
 
+# Tokenizers and text checks run in tf whatever the backend (the
+# registry-wide contracts check each backend's eager outputs).
+pytestmark = pytest.mark.once
+
 TOKENIZERS = registered(Tokenizer)
 PREPROCESSORS = registered(Preprocessor)
 

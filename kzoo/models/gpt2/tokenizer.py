@@ -66,6 +66,8 @@ class GPT2Tokenizer(Tokenizer):
     # text, each is its id). Byte-level BPE families built on this one
     # (RoBERTa) name their own.
     special_tokens = (END_OF_TEXT,)
+    # keras-hub's BPE graph takes seconds to trace: trace it once.
+    trace_once = True
 
     def __init__(self, vocabulary=None, merges=None, **kwargs):
         super().__init__(**kwargs)
@@ -115,7 +117,7 @@ class GPT2Tokenizer(Tokenizer):
             dtype="int32",
         ))
 
-    def tokenize_tf(self, texts):
+    def _tokenize_tf(self, texts):
         """As the base class; in a tf graph with NUL characters handled.
 
         keras-hub's tf path pre-splits text with tensorflow-text's
@@ -126,7 +128,7 @@ class GPT2Tokenizer(Tokenizer):
         text order. Eager calls run the `tokenizers` library, which is fine.
         """
         if tf.executing_eagerly() or isinstance(texts, tf.RaggedTensor):
-            return super().tokenize_tf(texts)
+            return super()._tokenize_tf(texts)
         unbatched = texts.shape.rank == 0
         batch = texts[tf.newaxis] if unbatched else texts
         if not self._nul_stand_in:
@@ -134,9 +136,9 @@ class GPT2Tokenizer(Tokenizer):
                 tf.reduce_all(tf.strings.regex_full_match(batch, "[^\\x00]*")),
                 ["GPT2Tokenizer: inside tf.data this vocabulary cannot "
                  "tokenize NUL (\\x00) characters; remove them first."])
-            ids = super().tokenize_tf(batch)
+            ids = super()._tokenize_tf(batch)
         else:
-            ids = super().tokenize_tf(
+            ids = super()._tokenize_tf(
                 tf.strings.regex_replace(batch, "\\x00", "\x01"))
             ids = self._restore_nul(batch, ids)
         return ids[0] if unbatched else ids

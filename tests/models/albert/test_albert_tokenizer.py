@@ -14,6 +14,10 @@ from albert_testing import (ALBERT_SPM, ALBERT_VOCABULARY, HARD_TEXTS as HARD,
 from helpers import id_lists, to_numpy
 from kzoo.models.tokenizer import TokenizerAssetError
 
+# Tokenizers and text checks run in tf whatever the backend (the
+# registry-wide contracts check each backend's eager outputs).
+pytestmark = pytest.mark.once
+
 transformers = pytest.importorskip("transformers")
 
 PAIRS = (["The first text.", "短い", "x" * 40],

@@ -7,6 +7,10 @@ import tensorflow as tf
 import kzoo
 from helpers import BERT_SPECIAL_IDS, golden_cases, id_lists
 
+# Tokenizers and text checks run in tf whatever the backend (the
+# registry-wide contracts check each backend's eager outputs).
+pytestmark = pytest.mark.once
+
 GOLDEN = golden_cases("ggml-vocab-bert-bge.gguf")
 
 

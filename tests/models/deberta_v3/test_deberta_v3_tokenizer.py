@@ -15,6 +15,10 @@ from deberta_v3_testing import (CLS_ID, DEBERTA_PRESET, HARD_TEXTS as HARD,
                                 VOCABULARY)
 from helpers import id_lists, to_numpy
 
+# Tokenizers and text checks run in tf whatever the backend (the
+# registry-wide contracts check each backend's eager outputs).
+pytestmark = pytest.mark.once
+
 transformers = pytest.importorskip("transformers")
 
 PAIRS = (["The first text.", "短い", "x" * 40],

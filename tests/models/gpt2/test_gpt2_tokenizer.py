@@ -6,6 +6,11 @@ import tensorflow as tf
 
 import kzoo
 from helpers import golden_cases, id_lists, to_numpy
+from kzoo.utils.traced import _FUNCTIONS as traced_functions
+
+# Tokenizers and text checks run in tf whatever the backend (the
+# registry-wide contracts check each backend's eager outputs).
+pytestmark = pytest.mark.once
 
 GOLDEN = "ggml-vocab-gpt-2.gguf"
 END = 50256
@@ -35,6 +40,26 @@ def test_golden_cases_in_tf_data(tokenizer):
     dataset = tf.data.Dataset.from_tensor_slices(ragged).batch(46)
     decoded = next(iter(dataset.map(tokenizer.detokenize))).numpy()
     assert [d.decode("utf-8") for d in decoded] == list(texts)
+
+
+def test_pipelines_share_one_trace():
+    # Tracing the BPE graph takes seconds: every pipeline after the first
+    # (one string per element, or batches) reuses it, with the same ids.
+    tokenizer = kzoo.GPT2Tokenizer.from_preset("gpt2")
+    texts = ["Hello world", "It is a truth", "a\x00b<|endoftext|>"]
+    eager = [id_lists(tokenizer(t)) for t in texts]
+    for batch in (None, 2, 3):
+        dataset = tf.data.Dataset.from_tensor_slices(texts)
+        if batch:
+            dataset = dataset.batch(batch)
+        ids = [id_lists(x) for x in dataset.map(tokenizer)]
+        assert (ids if not batch else sum(ids, [])) == eager
+    traced = traced_functions[tokenizer]["_tokenize_tf"]
+    assert traced.experimental_get_tracing_count() == 1
+    # New files: a new trace.
+    tokenizer.set_assets(vocabulary=tokenizer.vocabulary,
+                         merges=tokenizer.merges)
+    assert tokenizer not in traced_functions
 
 
 def test_vocabulary_and_special_token(tokenizer):
