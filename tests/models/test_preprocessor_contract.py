@@ -15,7 +15,9 @@ import tensorflow as tf
 
 import kzoo
 from helpers import to_numpy, without_names
+from kzoo.models import task as task_module
 from kzoo.models.preprocessor import Preprocessor
+from kzoo.utils import traced
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
                           is_backend_tensor, make_preprocessor, make_task,
                           make_task_preprocessor, model_inputs, params,
@@ -137,6 +139,30 @@ def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
         assert a.shape == b.shape and a.dtype == b.dtype
         if not random:
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
+def test_prepared_once_the_same_eagerly_and_traced(preprocessor_cls, built,
+                                                   monkeypatch):
+    """A task prepares in-memory text once per fit/predict
+    (`preprocess_once`): eagerly when the examples are few, in the traced
+    graph when they are many. Both give the same rows, and only the
+    second builds a graph."""
+    preprocessor = built(preprocessor_cls)
+    x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
+    examples = text_dataset(preprocessor_cls, x, y)
+    assert int(examples.cardinality()) <= task_module.EAGER_PREPROCESS_LIMIT
+    eager = task_module.preprocess_once(examples, preprocessor)
+    assert "prepare" not in traced._FUNCTIONS.get(preprocessor, {})
+    monkeypatch.setattr(task_module, "EAGER_PREPROCESS_LIMIT", 0)
+    in_graph = task_module.preprocess_once(examples, preprocessor)
+    assert "prepare" in traced._FUNCTIONS[preprocessor]
+    eager, in_graph = to_numpy(eager), to_numpy(in_graph)
+    keras.tree.assert_same_structure(in_graph, eager)
+    for a, b in zip(keras.tree.flatten(in_graph), keras.tree.flatten(eager)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
 
 
 def _one_per_tokenizer_class():
