@@ -606,13 +606,15 @@ class InMemoryBatches:
 # Examples per preprocessing call in `preprocess_once`: large enough that
 # the calls are few, small enough that one call's tensors stay small.
 PREPROCESS_CHUNK = 1024
-# Up to this many examples, `preprocess_once` runs the preprocessor
-# eagerly. Its graph costs 0.6 s (WordPiece) to 4 s (byte-level BPE) to
-# build on first use, most of it TensorFlow optimising the graph, and
-# pays that back only over thousands of examples: eagerly ~0.6 ms per
-# example, 0.04-0.25 ms in the graph (measured on 2 cores, 256 texts:
-# eager 0.16-0.2 s, graph 0.6-3.8 s the first time).
-EAGER_PREPROCESS_LIMIT = 256
+# Up to this many examples (one chunk), `preprocess_once` runs the
+# preprocessor eagerly. Its traced graph costs 0.6 s (WordPiece) to 4 s
+# (byte-level BPE) on first use, most of it TensorFlow optimising the
+# graph, and each new input signature (fit's texts with labels,
+# predict's without, pairs) pays it again. Eagerly, 1,024 texts take
+# 0.5-0.6 s (measured on 2 cores; 256 texts: 0.16-0.2 s eagerly against
+# 0.6-3.8 s for the graph's first call). Above that, the graph's lower
+# cost per example (0.04-0.25 ms, against ~0.6 ms) wins.
+EAGER_PREPROCESS_LIMIT = 1024
 
 
 def preprocess_once(examples, preprocessor):
