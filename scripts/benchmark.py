@@ -234,6 +234,9 @@ def time_steps(step, args):
     return median_seconds(step, args.steps, args.warmup)
 
 
+_PEAK_RSS_MIB = 0.0
+
+
 def peak_rss_mib():
     """This process's peak resident set since it started, in MiB.
 
@@ -241,17 +244,25 @@ def peak_rss_mib():
     program's own memory. Not getrusage's ru_maxrss: Linux carries it
     over fork + exec, so a worker started from a 1.2 GB process (a test
     run) reported >= 1.2 GB however little it used. Elsewhere ru_maxrss
-    (bytes on macOS)."""
+    (bytes on macOS). The largest reading so far is returned: the kernel
+    updates VmHWM's high-water mark lazily and shows the current RSS
+    when that is higher, so a later reading can come out lower (seen:
+    4,120.1 MiB after 4,120.3 MiB)."""
+    global _PEAK_RSS_MIB
+    reading = None
     try:
         with open("/proc/self/status") as f:
             for line in f:
                 if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 2 ** 10     # kB
+                    reading = int(line.split()[1]) / 2 ** 10     # kB
     except OSError:
         pass
-    import resource
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
+    if reading is None:
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        reading = peak / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
+    _PEAK_RSS_MIB = max(_PEAK_RSS_MIB, reading)
+    return _PEAK_RSS_MIB
 
 
 def device_peak_mib(backend):

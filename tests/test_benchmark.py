@@ -204,3 +204,22 @@ def test_driver_runs_every_section(benchmark, capsys, tmp_path):
     assert point["baseline_peak_rss_mib"] < 700
     assert cells(text, ["8", "1", "torch (HF)", "transformers"])[4] == \
         f"{8 / point['forward_s']:,.0f}"
+
+
+def test_peak_rss_never_goes_down(benchmark, monkeypatch):
+    """VmHWM can read lower than before (the kernel updates its high-water
+    mark lazily): the benchmark's peak is the largest reading so far."""
+    import builtins
+    import io
+    readings = iter([4120.25, 4120.0, 4200.0])  # MiB, whole kB
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        if path == "/proc/self/status":
+            return io.StringIO(f"Name:\tpython\nVmHWM:\t"
+                               f"{int(next(readings) * 1024)} kB\n")
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr(benchmark, "_PEAK_RSS_MIB", 0.0)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    peaks = [benchmark.peak_rss_mib() for _ in range(3)]
+    assert peaks == [4120.25, 4120.25, 4200.0]
