@@ -117,8 +117,13 @@ def test_classifier_trains_close_to_float32():
                                atol=0.05)
 
     losses = {}
+    # 1e-3 fits these passages (loss 0.69 -> ~0.004 in 20 epochs). At 2e-3,
+    # driving the loss to ~0.001, TensorFlow's oneDNN bfloat16 kernels (an
+    # AMX Xeon) spiked to 1.4 and back where float32, JAX, torch and
+    # TF_ENABLE_ONEDNN_OPTS=0 stayed smooth: see the README's mixed
+    # precision notes.
     for model in (reference, task):
-        model.compile(optimizer=keras.optimizers.AdamW(learning_rate=2e-3),
+        model.compile(optimizer=keras.optimizers.AdamW(learning_rate=1e-3),
                       loss=keras.losses.SparseCategoricalCrossentropy(
                           from_logits=True))
         history = model.fit(x, labels, batch_size=16, epochs=20,
