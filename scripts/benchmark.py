@@ -255,6 +255,7 @@ def peak_rss_mib():
             for line in f:
                 if line.startswith("VmHWM:"):
                     reading = int(line.split()[1]) / 2 ** 10     # kB
+                    break
     except OSError:
         pass
     if reading is None:
