@@ -6,7 +6,7 @@ preprocessors, its tasks, a Hugging Face converter and presets, held to
 the contracts every family keeps: config is the model, the same numbers
 on every backend, exact to `transformers`, lossless round trips, clear
 errors on bad input (the README's "Adding a family" section). Nearly all of it is
-shared: a family configures `kzoo.layers`, `kzoo.models.task_wiring` and
+shared: a family configures `kzoo.layers`, `kzoo.tasks.task_wiring` and
 `kzoo.convert.base` rather than copying them.
 
 This guide builds a small family, *ToyBERT*, in this file: BERT with a
@@ -64,7 +64,7 @@ keras.utils.set_random_seed(0)
 | public names | `kzoo/__init__.py` | `kzoo.RobertaBackbone`, ... |
 | Hugging Face converter | `kzoo/convert/<family>.py` + one line in `MODEL_TYPE_MODULES` and `FAMILY_MODULES` (`kzoo/convert/base.py`) | subclasses BERT's converter |
 | model parallelism | the backbone's `layout_rules()` | `transformer_rules()` |
-| presets | `presets/<name>/`, written by a script in `scripts/` with `kzoo/models/preset_writer.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
+| presets | `presets/<name>/`, written by a script in `scripts/` with `kzoo/core/preset_writer.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
 | tests | `tests/models/<family>/`, `tests/convert/test_<family>_parity.py`, `tests/<family>_testing.py` (tiny configs) | |
 | documentation | a README section and row, `docs/api/models/<family>.md` (one `:::` line per public name), a line in `mkdocs.yml` | |
 
@@ -72,8 +72,8 @@ What an installed kzoo says about RoBERTa:
 """
 
 from kzoo.convert.base import FAMILY_MODULES, MODEL_TYPE_MODULES  # noqa: E402
-from kzoo.models import registry  # noqa: E402
-from kzoo.models.task import Task  # noqa: E402
+from kzoo.core import registry  # noqa: E402
+from kzoo.core.task import Task  # noqa: E402
 
 folder = Path(kzoo.models.roberta.__file__).parent
 print("kzoo/models/roberta/:", sorted(p.name for p in folder.glob("*.py")))
@@ -101,9 +101,9 @@ uses) and `layout_rules` for model parallelism.
 from kzoo.distribution.layouts import transformer_rules  # noqa: E402
 from kzoo.layers import token_and_position_embeddings  # noqa: E402
 from kzoo.layers.encoder_stack import post_ln_encoder  # noqa: E402
-from kzoo.models.backbone import Backbone  # noqa: E402
-from kzoo.models.bert.backbone import bert_kernel_initializer  # noqa: E402
-from kzoo.models.registry import register  # noqa: E402
+from kzoo.core.backbone import Backbone  # noqa: E402
+from kzoo.layers.initializers import truncated_normal  # noqa: E402
+from kzoo.core.registry import register  # noqa: E402
 
 
 @register
@@ -120,7 +120,7 @@ class ToyBertBackbone(Backbone):
                  max_sequence_length=512, activation="gelu",
                  layer_norm_epsilon=1e-12, initializer_range=0.02,
                  dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
 
         # === Layers ===
         token_embedding, position_embedding = token_and_position_embeddings(
@@ -149,7 +149,7 @@ class ToyBertBackbone(Backbone):
             dtype=dtype, **kwargs)
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):
@@ -168,7 +168,7 @@ The arguments are checked before a layer exists, with errors that name
 the argument, the value and the fix; a typo in a config is caught too:
 """
 
-from kzoo.models.arguments import ArgumentError  # noqa: E402
+from kzoo.core.arguments import ArgumentError  # noqa: E402
 
 for bad in ({"num_heads": 3}, {"dropout": 1.5}, {"hiden_dim": 64}):
     try:
@@ -180,7 +180,7 @@ for bad in ({"num_heads": 3}, {"dropout": 1.5}, {"hiden_dim": 64}):
 ## 3. Preprocessor and tasks
 
 ToyBERT reads BERT's WordPiece vocabulary, so it reuses `BertTokenizer`
-(a family with a new tokenizer subclasses `kzoo.models.tokenizer.Tokenizer`,
+(a family with a new tokenizer subclasses `kzoo.core.tokenizer.Tokenizer`,
 or `SentencePieceTokenizer` with its own id numbering). Its preprocessor is
 BERT's packing without the segment input. Tasks are thin: a classifier
 says how to pool; the masked LM takes the shared head and its
@@ -191,7 +191,7 @@ files and from `.keras` archives.
 
 from kzoo.models.bert.masked_lm_preprocessor import (  # noqa: E402
     BertMaskedLMPreprocessor)
-from kzoo.models.task_wiring import MaskedLM, SequenceClassifier  # noqa: E402
+from kzoo.tasks.task_wiring import MaskedLM, SequenceClassifier  # noqa: E402
 
 
 @register

@@ -7,7 +7,7 @@ PyTorch.
 
 from kzoo import presets
 from kzoo import preprocessing
-from kzoo.models import Backbone, Preprocessor, Task, Tokenizer
+from kzoo.core import Backbone, Preprocessor, Task, Tokenizer
 from kzoo.models.albert import (
     AlbertBackbone,
     AlbertMaskedLM,
@@ -82,14 +82,14 @@ from kzoo.models.distil_bert import (
     Distiller,
     init_student_from_teacher,
 )
-from kzoo.models.span_boundary import SpanBoundaryPretrainer
-from kzoo.models.question_answerer import QuestionAnswerer
-from kzoo.models.question_answerer_preprocessor import \
+from kzoo.tasks.span_boundary import SpanBoundaryPretrainer
+from kzoo.tasks.question_answerer import QuestionAnswerer
+from kzoo.tasks.question_answerer_preprocessor import \
     QuestionAnswererPreprocessor
-from kzoo.models.squad_metric import squad_scores
-from kzoo.models.token_classifier import (TokenClassifier,
+from kzoo.tasks.squad_metric import squad_scores
+from kzoo.tasks.token_classifier import (TokenClassifier,
                                           TokenClassifierPreprocessor)
-from kzoo.models.multiple_choice import (MultipleChoice,
+from kzoo.tasks.multiple_choice import (MultipleChoice,
                                          MultipleChoicePreprocessor)
 from kzoo import metrics
 from kzoo.models.elmo import (

@@ -31,7 +31,7 @@ os.environ.setdefault("KZOO_QUIET", "1")
 def parity_figures():
     import numpy as np
     import kzoo
-    from kzoo.models.registry import get_class
+    from kzoo.core.registry import get_class
     from convert_helpers import (
         ARCHITECTURES, CONFIGS, KZOO_CLASS, hf_outputs, kzoo_outputs,
         make_hf_bert, max_abs_differences, random_inputs, save_hf)

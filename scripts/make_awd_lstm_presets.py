@@ -24,7 +24,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 from kzoo.convert.awd_lstm import LM_DROPOUTS  # noqa: E402
 from kzoo.models.awd_lstm import (AwdLstmBackbone,  # noqa: E402
                                   AwdLstmTokenizer)
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 
 WT103_URL = "https://s3.amazonaws.com/fast-ai-modelzoo/wt103-fwd.tgz"

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_roberta_presets import FILES, HF, source_metadata  # noqa: E402
 from kzoo.models.bart import BartBackbone, BartTokenizer  # noqa: E402
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 
 BART_PRESETS = {

@@ -28,7 +28,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from kzoo.models.deberta_v3 import (  # noqa: E402
     DebertaV3Backbone, DebertaV3Tokenizer)
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import sha256_of, write_json  # noqa: E402
 
 HF = "https://huggingface.co"

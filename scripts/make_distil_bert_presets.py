@@ -14,7 +14,7 @@ Each folder holds config.json, tokenizer.json and metadata.json.
   (119,547 tokens), which nothing offline holds: metadata.json declares it
   a remote file, fetched from the Hugging Face repository with the
   weights and converted with them into the cache
-  (`kzoo.models.tokenizer._asset_file`); `load_weights=False` builds the
+  (`kzoo.core.tokenizer._asset_file`); `load_weights=False` builds the
   model without it.
 
 Configs are the released ones (6 layers, 768 hidden, 12 heads, 3072 FFN,
@@ -30,7 +30,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from kzoo.models.distil_bert import (DistilBertBackbone,  # noqa: E402
                                      DistilBertTokenizer)
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 
 HF = "https://huggingface.co"

@@ -29,7 +29,7 @@ from pathlib import Path
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from kzoo.models.electra import ElectraBackbone, ElectraTokenizer  # noqa: E402
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import sha256_of, write_json  # noqa: E402
 
 HF = "https://huggingface.co"

@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from kzoo.models.elmo import ElmoBackbone, ElmoTokenizer  # noqa: E402
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 
 S3 = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"

@@ -11,7 +11,7 @@ ids (ordered by frequency in RoBERTa's corpus), which cannot be derived
 from anything reachable offline, so metadata.json declares `vocab.json`
 and `merges.txt` as remote files. They are fetched from the Hugging Face
 repository with the weights and converted with them into the cache
-(`kzoo.models.tokenizer._asset_file`); `load_weights=False` builds the
+(`kzoo.core.tokenizer._asset_file`); `load_weights=False` builds the
 model without them.
 
 Configs are the released ones (FacebookAI/roberta-base, roberta-large,
@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.models.roberta import RobertaBackbone, RobertaTokenizer  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 

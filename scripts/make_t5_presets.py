@@ -28,7 +28,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_roberta_presets import source_metadata  # noqa: E402
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.models.t5 import T5Backbone, T5Tokenizer  # noqa: E402
 from kzoo.utils.files import write_json  # noqa: E402
 

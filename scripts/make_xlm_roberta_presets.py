@@ -9,7 +9,7 @@ config) and metadata.json. No tokenizer file is shipped: XLM-R's
 `sentencepiece.bpe.model` (5 MB, trained on CC-100) is nowhere offline,
 so metadata.json declares it a remote file, fetched from the Hugging Face
 repository with the weights, as RoBERTa's `vocab.json` is
-(`kzoo.models.tokenizer._asset_file`); `load_weights=False` builds the
+(`kzoo.core.tokenizer._asset_file`); `load_weights=False` builds the
 model without it.
 
 Configs are the released ones (FacebookAI/xlm-roberta-base and
@@ -27,7 +27,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_roberta_presets import source_metadata  # noqa: E402
-from kzoo.models.registry import class_entry  # noqa: E402
+from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.models.xlm_roberta import (XLMRobertaBackbone,  # noqa: E402
                                      XLMRobertaTokenizer)
 from kzoo.utils.files import write_json  # noqa: E402

@@ -1,7 +1,7 @@
 """Every registered text class, found through the registry, built small.
 
 The contract tests (tokenizers, preprocessors, `.keras` saving) are
-parametrised over `kzoo.models.registry._CLASSES`: a new family's classes
+parametrised over `kzoo.core.registry._CLASSES`: a new family's classes
 are tested as soon as they are registered, with no new test code. Links
 come from the classes themselves: a task names its `backbone_cls` and
 `preprocessor_cls`, a preprocessor its `tokenizer_cls`; a backbone's named
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from kzoo import presets
-from kzoo.models.backbone import Backbone
-from kzoo.models.preprocessor import Preprocessor
-from kzoo.models.registry import _CLASSES
-from kzoo.models.task import Task
-from kzoo.models.tokenizer import Tokenizer
+from kzoo.core.backbone import Backbone
+from kzoo.core.preprocessor import Preprocessor
+from kzoo.core.registry import _CLASSES
+from kzoo.core.task import Task
+from kzoo.core.tokenizer import Tokenizer
 
 # Shrinks any backbone config that has these keys (sizes shared by every
 # transformer family); the vocabulary and position table stay the preset's.

@@ -38,7 +38,7 @@ from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
 from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
-from kzoo.models.classification import hf_config_fields
+from kzoo.core.classification import hf_config_fields
 
 # Hugging Face AlbertConfig defaults (albert-xxlarge's shape), for configs
 # that leave a field out.

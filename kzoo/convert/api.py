@@ -13,7 +13,7 @@ from kzoo.convert.checkpoint import HFCheckpoint
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import quiet
 from kzoo.convert.safetensors import save_file
-from kzoo.models.arguments import ArgumentError, config_source
+from kzoo.core.arguments import ArgumentError, config_source
 from kzoo.utils.files import swap_into_place, write_json
 
 
@@ -165,7 +165,7 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
                                           checkpoint.config, checkpoint)
     if preprocessor is not None:
         preprocessor.save_to_preset(staging)
-    from kzoo.models.preset_writer import update_metadata
+    from kzoo.core.preset_writer import update_metadata
     fields = {
         "name": final_name,
         "source": checkpoint.source,
@@ -177,7 +177,7 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
         },
     }
     if task_name is not None:
-        from kzoo.models.head_weights import head_variables
+        from kzoo.core.head_weights import head_variables
         fields["heads"] = sorted({key.split("/", 1)[0]
                                   for key in head_variables(model)})
     labels = checkpoint.config.get("id2label")
@@ -260,10 +260,10 @@ def _kzoo_version():
 
 def _load_preset_model(preset, tokenizer):
     from kzoo import presets
-    from kzoo.models.backbone import Backbone
-    from kzoo.models.registry import get_class
-    from kzoo.models.task import Task
-    from kzoo.models.tokenizer import Tokenizer
+    from kzoo.core.backbone import Backbone
+    from kzoo.core.registry import get_class
+    from kzoo.core.task import Task
+    from kzoo.core.tokenizer import Tokenizer
     preset = presets.resolve(preset)
     if preset.has("task.json"):
         task_cls = get_class(preset.json("task.json")["class_name"], Task)

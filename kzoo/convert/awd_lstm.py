@@ -254,7 +254,7 @@ def language_model_from_folder(folder, **overrides):
     from kzoo.models.awd_lstm import (AwdLstmBackbone, AwdLstmLanguageModel,
                                       AwdLstmLanguageModelPreprocessor,
                                       AwdLstmTokenizer)
-    from kzoo.models.tokenizer import _keep_copy as keep_copy
+    from kzoo.core.tokenizer import _keep_copy as keep_copy
     folder = Path(folder)
     checkpoints = _checkpoints(folder)
     if len(checkpoints) != 1:
@@ -287,7 +287,7 @@ def to_preset(src, dest, overwrite=False, verbose=True, source=None,
               metadata=None, **unused):
     """Convert a fastai folder (`.pth` + `itos`) into a kzoo preset (an
     `AwdLstmLanguageModel` with its tokenizer), whole or not at all."""
-    from kzoo.models.preset_writer import update_metadata
+    from kzoo.core.preset_writer import update_metadata
     src, dest = Path(src), Path(dest)
     if dest.exists() and any(dest.iterdir()) and not overwrite:
         raise ConversionError(

@@ -35,8 +35,8 @@ from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_tokenizer
 from kzoo.convert.roberta import RobertaConverter
-from kzoo.models.classification import hf_config_fields
-from kzoo.models.registry import get_class
+from kzoo.core.classification import hf_config_fields
+from kzoo.core.registry import get_class
 
 # transformers' BartConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {

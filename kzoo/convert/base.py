@@ -43,8 +43,8 @@ import numpy as np
 
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import Progress
-from kzoo.models.classification import from_hf_config
-from kzoo.models.registry import get_class
+from kzoo.core.classification import from_hf_config
+from kzoo.core.registry import get_class
 
 # The converter table: Hugging Face `model_type` (config.json) -> the
 # kzoo.convert module that reads it. Explicit, so a model_type that is no
@@ -792,7 +792,7 @@ def generic_task_kwargs(task_name, hf_config):
 
 
 def _is_backbone(model):
-    from kzoo.models.backbone import Backbone
+    from kzoo.core.backbone import Backbone
     return isinstance(model, Backbone)
 
 

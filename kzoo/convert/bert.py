@@ -35,8 +35,8 @@ from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
 from kzoo.convert.errors import ConversionError
-from kzoo.models.classification import hf_config_fields
-from kzoo.models.registry import get_class
+from kzoo.core.classification import hf_config_fields
+from kzoo.core.registry import get_class
 
 # Hugging Face activation names kzoo reproduces exactly. (HF's "gelu" is
 # the exact erf form; "gelu_new" / "gelu_pytorch_tanh" the tanh form.)

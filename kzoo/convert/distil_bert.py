@@ -31,7 +31,7 @@ from kzoo.convert.base import (
     register_converter)
 from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS, BertConverter
 from kzoo.convert.errors import ConversionError
-from kzoo.models.classification import hf_config_fields
+from kzoo.core.classification import hf_config_fields
 
 # Hugging Face DistilBertConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {

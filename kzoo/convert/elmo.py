@@ -218,7 +218,7 @@ def to_preset(src, dest, overwrite=False, verbose=True, source=None,
     or not at all. A word vocabulary in the folder (`vocab.txt`, or the
     1B Word Benchmark's `vocab-2016-09-10.txt`) becomes the tokenizer's."""
     from kzoo.models.elmo import ElmoTokenizer
-    from kzoo.models.preset_writer import update_metadata
+    from kzoo.core.preset_writer import update_metadata
     src, dest = Path(src), Path(dest)
     if dest.exists() and any(dest.iterdir()) and not overwrite:
         raise ConversionError(

@@ -30,7 +30,7 @@ from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm,
     register_converter)
 from kzoo.convert.errors import ConversionError
-from kzoo.models.classification import hf_config_fields
+from kzoo.core.classification import hf_config_fields
 
 END_OF_TEXT = "<|endoftext|>"
 

@@ -29,7 +29,7 @@ from kzoo.convert.base import (
 from kzoo.convert.bert import BertConverter
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_tokenizer
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 
 # Hugging Face RobertaConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {

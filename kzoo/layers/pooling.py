@@ -1,5 +1,7 @@
-"""Picking one position's vector per row: the text's summary for a
-classifier that reads a causal decoder's output (GPT-2's, BART's)."""
+"""Pooling a sequence into one vector per row: one position's vector (the
+summary a classifier reads off a causal decoder, GPT-2's or BART's), or
+the mean / first / maximum over the real tokens (sentence embeddings,
+ELMo's classifier, probing)."""
 
 import keras
 from keras import ops
@@ -45,3 +47,52 @@ class LastTokenPooling(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "token_id": self.token_id}
+
+
+# How TokenPooling summarises the real tokens.
+POOLING_MODES = ("mean", "cls", "max")
+
+
+class TokenPooling(keras.layers.Layer):
+    """`(batch, seq, hidden)` token vectors -> `(batch, hidden)`, counting
+    only real (non-padding) tokens.
+
+    mean: sum of real token vectors / number of real tokens (clamped at
+        1e-9, as sentence-transformers does).
+    cls: the first token's vector.
+    max: the element-wise maximum over real tokens.
+    """
+
+    def __init__(self, mode="mean", **kwargs):
+        super().__init__(**kwargs)
+        if mode not in POOLING_MODES:
+            raise ValueError(f"pooling must be one of {POOLING_MODES}; got "
+                             f"{mode!r}.")
+        self.mode = mode
+
+    def call(self, sequence_output, padding_mask):
+        if self.mode == "cls":
+            return sequence_output[:, 0, :]
+        mask = ops.expand_dims(ops.cast(padding_mask, sequence_output.dtype),
+                               -1)  # (batch, seq, 1)
+        if self.mode == "max":
+            very_low = ops.cast(-1e9, sequence_output.dtype)
+            return ops.max(ops.where(mask > 0, sequence_output, very_low),
+                           axis=1)
+        total = ops.sum(sequence_output * mask, axis=1)  # (batch, hidden)
+        count = ops.maximum(ops.sum(mask, axis=1), 1e-9)  # (batch, 1)
+        return total / count
+
+    def compute_output_shape(self, sequence_output_shape, padding_mask_shape):
+        return (sequence_output_shape[0], sequence_output_shape[-1])
+
+    def get_config(self):
+        return {**super().get_config(), "mode": self.mode}
+
+
+class L2Normalize(keras.layers.Layer):
+    """x / max(||x||, 1e-12) along the last axis (torch's F.normalize)."""
+
+    def call(self, x):
+        norm = ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True))
+        return x / ops.maximum(norm, 1e-12)

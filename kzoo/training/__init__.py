@@ -1,7 +1,7 @@
 """Training: the default fine-tuning recipe and the seeds' techniques
 (layer-wise learning rates, slanted triangular rates, gradual
 unfreezing), shared by every task. Probing every layer of a backbone
-is `kzoo.models.probing`."""
+is `kzoo.tasks.probing`."""
 
 from kzoo.training.adam import Adam, AdamW
 from kzoo.training.layerwise import (

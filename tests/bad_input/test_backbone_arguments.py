@@ -2,7 +2,7 @@
 backbone, every argument its spec declares, every value the spec refuses.
 
 The cases come from the classes themselves (`argument_spec`,
-`argument_rules`, `kzoo.models.arguments`), so a new family is covered as
+`argument_rules`, `kzoo.core.arguments`), so a new family is covered as
 soon as it is registered and declares its spec."""
 
 import inspect
@@ -13,8 +13,8 @@ import shutil
 import pytest
 
 from kzoo import presets
-from kzoo.models.arguments import ArgumentError
-from kzoo.models.backbone import Backbone
+from kzoo.core.arguments import ArgumentError
+from kzoo.core.backbone import Backbone
 from kzoo.presets import PresetError
 from text_testing import TINY, preset_for, registered
 
@@ -58,7 +58,7 @@ def test_every_argument_is_declared(backbone_cls):
                   and name not in backbone_cls.argument_spec]
     assert not undeclared, (
         f"{backbone_cls.__name__}: declare {undeclared} in argument_spec "
-        "(kzoo.models.arguments)")
+        "(kzoo.core.arguments)")
 
 
 @pytest.mark.parametrize("backbone_cls,argument,bad", spec_cases())

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bad_input_models import shared_backbone
-from kzoo.models.backbone import Backbone
+from kzoo.core.backbone import Backbone
 from text_testing import registered
 
 BACKBONES = registered(Backbone)

@@ -7,8 +7,8 @@ import pytest
 
 from bad_input_models import shared_task
 from kzoo.generation import get_sampler
-from kzoo.models.seq2seq_lm import Seq2SeqLM
-from kzoo.models.task import Task
+from kzoo.tasks.seq2seq_lm import Seq2SeqLM
+from kzoo.core.task import Task
 from text_testing import registered
 
 GENERATORS = [cls for cls in registered(Task) if hasattr(cls, "generate")]

@@ -11,9 +11,9 @@ import pytest
 import kzoo
 from kzoo import cli, presets
 from kzoo.convert import ConversionError, export_hf, hf_to_preset
-from kzoo.models.backbone import Backbone
-from kzoo.models.task import Task
-from kzoo.models.tokenizer import Tokenizer
+from kzoo.core.backbone import Backbone
+from kzoo.core.task import Task
+from kzoo.core.tokenizer import Tokenizer
 from kzoo.presets import MissingWeightsError, PresetError
 from text_testing import registered
 

@@ -1,6 +1,6 @@
 """Tasks: construction, labels for fit/evaluate, predict input. Every
 registered task class gets the cases that apply to it: its labels' bad
-cases come from its own `label_spec()` (`kzoo.models.labels`)."""
+cases come from its own `label_spec()` (`kzoo.core.labels`)."""
 
 import inspect
 
@@ -11,13 +11,13 @@ import tensorflow as tf
 import kzoo
 from bad_input_models import (shared_backbone, shared_preprocessor,
                               shared_task)
-from kzoo.models.arguments import ArgumentError
-from kzoo.models.backbone import Backbone
-from kzoo.models.classification import PROBLEM_TYPES
-from kzoo.models import labels
-from kzoo.models.labels import LabelError
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.arguments import ArgumentError
+from kzoo.core.backbone import Backbone
+from kzoo.core.classification import PROBLEM_TYPES
+from kzoo.core import labels
+from kzoo.core.labels import LabelError
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import SequenceClassifier
 from text_testing import (TASK_ARGUMENTS, example_texts, preset_for,
                           registered, task_backbone_cls)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from bad_input_models import shared_preprocessor
-from kzoo.models.preprocessor import Preprocessor
-from kzoo.models.tokenizer import Tokenizer, TokenizerAssetError
+from kzoo.core.preprocessor import Preprocessor
+from kzoo.core.tokenizer import Tokenizer, TokenizerAssetError
 from text_testing import example_texts, make_tokenizer, registered
 
 # Tokenizers and text checks run in tf whatever the backend (the

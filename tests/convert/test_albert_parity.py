@@ -12,7 +12,7 @@ import pytest
 import kzoo
 from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from albert_testing import ALBERT_PRESET, HARD_TEXTS
 

@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 import kzoo
-from kzoo.models.registry import class_entry
+from kzoo.core.registry import class_entry
 from kzoo.utils.files import write_json
 from convert_helpers import FakeHub
 from albert_testing import ALBERT_SPM, ALBERT_VOCABULARY, HARD_TEXTS

@@ -9,7 +9,7 @@ import pytest
 import kzoo
 from kzoo.convert import export_hf, load_hf_weights
 from kzoo.convert.safetensors import load_file
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 
 from convert_helpers import (
     ARCHITECTURES, KZOO_CLASS, check_exported_weights, hf_outputs,

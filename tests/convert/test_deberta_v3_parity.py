@@ -13,7 +13,7 @@ import pytest
 
 import kzoo
 from kzoo.convert import ConversionError, export_hf
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from deberta_v3_testing import DEBERTA_PRESET, HARD_TEXTS
 

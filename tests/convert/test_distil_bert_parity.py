@@ -13,7 +13,7 @@ import pytest
 import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.layers import sinusoidal_position_table
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from distil_bert_testing import HARD_TEXTS, make_tiny_distil_bert
 

@@ -13,7 +13,7 @@ import pytest
 import kzoo
 from kzoo.convert import HFCheckpoint, export_hf
 from kzoo.convert.base import converter_for_model_type
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from helpers import assert_weights_identical
 

@@ -136,7 +136,7 @@ def test_the_graph_sees_every_kind_of_import(tmp_path):
         "from . import api\n"
         "from ..models import backbone\n"
         "def later():\n"
-        "    from kzoo.models.registry import get_class\n"
+        "    from kzoo.core.registry import get_class\n"
         "    import kzoo.layers.attention\n")
     found = sorted(_unit(target) for target, _ in
                    _imports(source, module="kzoo.convert.example"))

@@ -14,7 +14,7 @@ import pytest
 import kzoo
 from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
-from kzoo.models.registry import get_class
+from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from test_roberta_parity import (hf_outputs, kzoo_outputs, make_hf_roberta,
                                  random_inputs)

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 import kzoo
-from kzoo.models.registry import class_entry
+from kzoo.core.registry import class_entry
 from kzoo.utils.files import write_json
 from convert_helpers import FakeHub
 from xlm_roberta_testing import (HARD_TEXTS, SPM_MODEL, XLMR_PRESET,

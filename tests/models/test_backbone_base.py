@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from keras import ops
 
-from kzoo.models import registry
-from kzoo.models.arguments import POSITIVE_INT, ArgumentError
-from kzoo.models.backbone import Backbone
+from kzoo.core import registry
+from kzoo.core.arguments import POSITIVE_INT, ArgumentError
+from kzoo.core.backbone import Backbone
 
 from helpers import check_backbone
 

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import kzoo
-from kzoo.models.backbone import Backbone
+from kzoo.core.backbone import Backbone
 
 TEXTS = ["The sun was shining.", "It rained all day.", "A cold wind blew.",
          "The garden was in bloom.", "Snow fell at night.", "A warm day."]

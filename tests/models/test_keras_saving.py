@@ -13,9 +13,9 @@ import pytest
 
 from helpers import assert_all_close, to_numpy, without_names
 from kzoo import presets
-from kzoo.models.preprocessor import Preprocessor
-from kzoo.models.task import Task
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.preprocessor import Preprocessor
+from kzoo.core.task import Task
+from kzoo.core.tokenizer import TokenizerAssetError
 from text_testing import (TEXTS, example_labels, example_texts,
                           make_preprocessor, make_task, make_tokenizer,
                           model_inputs, params, preset_for,

@@ -15,8 +15,8 @@ import tensorflow as tf
 
 import kzoo
 from helpers import to_numpy, without_names
-from kzoo.models import task as task_module
-from kzoo.models.preprocessor import Preprocessor
+from kzoo.core import task as task_module
+from kzoo.core.preprocessor import Preprocessor
 from kzoo.utils import traced
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
                           is_backend_tensor, make_preprocessor, make_task,

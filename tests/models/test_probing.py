@@ -12,7 +12,7 @@ import pytest
 
 import kzoo
 from helpers import random_bert_inputs, to_numpy
-from kzoo.models.probing import LayerProbe, hidden_states_model, probe_layers
+from kzoo.tasks.probing import LayerProbe, hidden_states_model, probe_layers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 from convert_helpers import (  # noqa: E402

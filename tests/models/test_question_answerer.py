@@ -9,10 +9,10 @@ import pytest
 
 import kzoo
 from kzoo.datasets import austen_questions
-from kzoo.models.answer_spans import best_answers
-from kzoo.models.arguments import ArgumentError
-from kzoo.models.squad_metric import exact_match, f1, normalize_answer
-from kzoo.models.token_offsets import token_offsets
+from kzoo.tasks.answer_spans import best_answers
+from kzoo.core.arguments import ArgumentError
+from kzoo.tasks.squad_metric import exact_match, f1, normalize_answer
+from kzoo.core.token_offsets import token_offsets
 from helpers import austen_text, check_task_preset, to_numpy
 from text_testing import STAND_IN_PRESETS, tiny_backbone
 

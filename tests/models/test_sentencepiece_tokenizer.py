@@ -13,8 +13,8 @@ import pytest
 import sentencepiece
 import tensorflow as tf
 
-from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.sentencepiece_tokenizer import SentencePieceTokenizer
+from kzoo.core.tokenizer import TokenizerAssetError
 
 # Tokenizers and text checks run in tf whatever the backend (the
 # registry-wide contracts check each backend's eager outputs).

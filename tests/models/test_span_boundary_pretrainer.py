@@ -10,7 +10,7 @@ import tensorflow as tf
 import kzoo
 from helpers import (AUSTEN_NOVELS, assert_all_close, austen_passages,
                      make_tiny_bert, to_numpy)
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 from roberta_testing import ROBERTA_PRESET, make_tiny_roberta
 
 SEQ = 32

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import kzoo
 from helpers import to_numpy
 from kzoo.models.elmo.backbone import NUM_CHARACTERS
-from kzoo.models.preprocessor import Preprocessor
+from kzoo.core.preprocessor import Preprocessor
 from text_testing import (make_preprocessor, make_tokenizer, model_inputs,
                           params, registered_tokenizers)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 from text_testing import (TEXTS, is_backend_tensor, make_tokenizer,
                           registered_tokenizers)
 

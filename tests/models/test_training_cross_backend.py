@@ -29,7 +29,7 @@ import pytest
 
 import cross_backend_worker as worker
 from helpers import to_numpy
-from kzoo.models.task import InMemoryBatches, Task
+from kzoo.core.task import InMemoryBatches, Task
 from text_testing import (TEXTS, example_labels, example_texts, make_task,
                           params, task_backbone_cls, tiny_backbone)
 

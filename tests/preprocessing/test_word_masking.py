@@ -11,7 +11,7 @@ import tensorflow as tf
 
 import kzoo
 from helpers import AUSTEN_NOVELS, BERT_SPECIAL_IDS, austen_text, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 from kzoo.preprocessing import span_boundaries, span_length_probabilities
 from roberta_testing import ROBERTA_PRESET
 

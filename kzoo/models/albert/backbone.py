@@ -6,10 +6,10 @@ from keras import ops
 
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import TransformerBlock, token_and_position_embeddings
-from kzoo.models.arguments import POSITIVE_INT, ArgumentError
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.backbone import bert_kernel_initializer
-from kzoo.models.registry import register
+from kzoo.core.arguments import POSITIVE_INT, ArgumentError
+from kzoo.core.backbone import Backbone
+from kzoo.layers.initializers import truncated_normal
+from kzoo.core.registry import register
 
 
 def group_of_layer(layer_index, num_layers, num_groups):
@@ -94,7 +94,7 @@ class AlbertBackbone(Backbone):
                  max_sequence_length=512, num_segments=2,
                  activation="gelu_new", layer_norm_epsilon=1e-12,
                  initializer_range=0.02, dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
 
         # === Layers ===
         token_embedding, position_embedding = token_and_position_embeddings(
@@ -165,7 +165,7 @@ class AlbertBackbone(Backbone):
             f"transformer_layer_{group * self.num_inner_repetitions + inner}")
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

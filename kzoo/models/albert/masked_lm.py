@@ -2,8 +2,8 @@
 
 from kzoo.models.albert.backbone import AlbertBackbone
 from kzoo.models.albert.preprocessor import AlbertMaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register

@@ -2,13 +2,13 @@
 with ALBERT's SentencePiece tokenizer."""
 
 from kzoo.models.albert.tokenizer import AlbertTokenizer
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.bert.preprocessor import BertPreprocessor
-from kzoo.models.registry import register
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
+from kzoo.core.registry import register
 
 
 @register
-class AlbertPreprocessor(BertPreprocessor):
+class AlbertPreprocessor(SegmentPreprocessor):
     """Raw text (one string per example, or a tuple of two lists for
     sentence pairs) -> `token_ids`, `segment_ids`, `padding_mask`, packed
     as the original: `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]`, segment
@@ -16,7 +16,7 @@ class AlbertPreprocessor(BertPreprocessor):
 
     Args:
         tokenizer: an `AlbertTokenizer`.
-        sequence_length, truncate: as `kzoo.BertPreprocessor`'s.
+        sequence_length, truncate: as `kzoo.tasks.SegmentPreprocessor`'s.
 
     Example:
     ```python
@@ -39,7 +39,7 @@ class AlbertPreprocessor(BertPreprocessor):
 
 @register
 class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
-                                 BertMaskedLMPreprocessor):
+                                 MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights, for
     ALBERT's masked LM: ALBERT's packing, then BERT's masking (15% of the
     pieces selected, 80% `[MASK]`, 10% random, 10% kept; never a special
@@ -51,7 +51,7 @@ class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
 
     Args: `AlbertPreprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.BertMaskedLMPreprocessor`).
+    `kzoo.tasks.MaskedLMPreprocessor`).
 
     Example:
     ```python

@@ -2,10 +2,10 @@
 
 from kzoo.models.albert.backbone import AlbertBackbone
 from kzoo.models.albert.preprocessor import AlbertMaskedLMPreprocessor
-from kzoo.models.arguments import FRACTION
+from kzoo.core.arguments import FRACTION
 from kzoo.models.bert.pretrainer import (BertPretrainer,
                                          BertPretrainerPreprocessor)
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 SOP_LABELS = "sentence-order labels (0 = in order, 1 = swapped)"
 

@@ -2,9 +2,9 @@
 
 from kzoo.models.albert.backbone import AlbertBackbone
 from kzoo.models.albert.preprocessor import AlbertPreprocessor
-from kzoo.models.classification import SINGLE_LABEL
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.classification import SINGLE_LABEL
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -15,7 +15,7 @@ class AlbertTextClassifier(SequenceClassifier):
     The dropout is the original's `classifier_dropout_prob` (0.1), not the
     backbone's hidden dropout (0 in ALBERT v2). Fit on raw strings with
     integer labels; pass `(texts_a, texts_b)` for sentence pairs.
-    Arguments: see `kzoo.models.task_wiring.SequenceClassifier`.
+    Arguments: see `kzoo.tasks.task_wiring.SequenceClassifier`.
 
     Example:
     ```python

@@ -4,14 +4,12 @@ original's text preprocessing and special pieces."""
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kzoo.models.registry import register
-from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+from kzoo.core.registry import register
+from kzoo.preprocessing.text import WHITESPACE
+from kzoo.core.sentencepiece_tokenizer import SentencePieceTokenizer
 
 PAD, UNK, CLS, SEP, MASK = "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"
 
-# Whitespace as `tokenizers`' WhitespaceSplit sees it (Rust's
-# `char::is_whitespace`, the Unicode White_Space property), in RE2 syntax.
-_WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]+"
 # Special tokens wait out the normalisation behind code points of the
 # Supplementary Private Use Area-B, which no text is expected to hold.
 _SHIELD = 0x100000
@@ -85,7 +83,7 @@ class AlbertTokenizer(SentencePieceTokenizer):
             texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
         if self.lowercase:
             texts = tf.strings.lower(texts, encoding="utf-8")
-        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+        texts = tf.strings.regex_replace(texts, WHITESPACE + "+", " ")
         for i, token in enumerate(self.special_tokens):
             texts = tf.strings.regex_replace(
                 texts, chr(_SHIELD + i), _literal(token, replacement=True))

@@ -7,10 +7,10 @@ from keras import ops
 
 from kzoo.distribution.layouts import EMBEDDING
 from kzoo.layers import ProjectedLSTM, RowDropoutEmbedding
-from kzoo.models.arguments import (
+from kzoo.core.arguments import (
     FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError)
-from kzoo.models.backbone import Backbone
-from kzoo.models.registry import register
+from kzoo.core.backbone import Backbone
+from kzoo.core.registry import register
 
 # fastai draws every new weight of the encoder from U(-0.1, 0.1).
 EMBEDDING_INIT_RANGE = 0.1

@@ -2,13 +2,13 @@
 fine-tuning objective."""
 
 from kzoo.layers import TiedLMHead
-from kzoo.models.arguments import FRACTION
+from kzoo.core.arguments import FRACTION
 from kzoo.models.awd_lstm.backbone import AwdLstmBackbone, locked_dropout
 from kzoo.models.awd_lstm.preprocessor import AwdLstmLanguageModelPreprocessor
-from kzoo.models.elmo.language_model import Perplexity
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.metrics.perplexity import Perplexity
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training.adam import AdamW
 from kzoo.training.losses import token_loss
 

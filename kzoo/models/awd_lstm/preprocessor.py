@@ -3,8 +3,8 @@
 import tensorflow as tf
 
 from kzoo.models.awd_lstm.tokenizer import AwdLstmTokenizer
-from kzoo.models.preprocessor import PAD_MARK, Preprocessor, split_padding
-from kzoo.models.registry import register
+from kzoo.core.preprocessor import PAD_MARK, Preprocessor, split_padding
+from kzoo.core.registry import register
 
 
 def unbatch_if_one(x, packed):

@@ -4,12 +4,12 @@ fastai's batchnorm-dropout-linear blocks."""
 import keras
 from keras import ops
 
-from kzoo.models.arguments import FRACTION
+from kzoo.core.arguments import FRACTION
 from kzoo.models.awd_lstm.backbone import AwdLstmBackbone
 from kzoo.models.awd_lstm.preprocessor import AwdLstmPreprocessor
-from kzoo.models.classification import SINGLE_LABEL
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.classification import SINGLE_LABEL
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 class ConcatPooling(keras.layers.Layer):

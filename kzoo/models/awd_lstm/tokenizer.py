@@ -5,9 +5,9 @@ import collections
 
 import tensorflow as tf
 
-from kzoo.models.elmo.tokenizer import WordVocabulary
-from kzoo.models.registry import register
-from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+from kzoo.preprocessing.word_vocabulary import WordVocabulary
+from kzoo.core.registry import register
+from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_lines_asset)
 
 # fastai's special tokens, in its order (`defaults.text_spec_tok`): a

@@ -6,11 +6,11 @@ import keras
 from kzoo.layers import (CausalPaddingMask, PositionEmbedding, TokenEmbedding,
                          TransformerBlock, TransformerDecoderBlock)
 from kzoo.layers.encoder_stack import padding_attention_mask
-from kzoo.models.arguments import (ACTIVATION, BOOLEAN, FRACTION,
+from kzoo.core.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Divisible,
                                    Optional)
-from kzoo.models.encoder_decoder import EncoderDecoderBackbone
-from kzoo.models.registry import register
+from kzoo.core.encoder_decoder import EncoderDecoderBackbone
+from kzoo.core.registry import register
 
 # fairseq numbered positions after the padding index (1), so position 0
 # is row 2 of the table; Hugging Face keeps the two unused rows.

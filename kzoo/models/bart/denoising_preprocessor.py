@@ -5,7 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.preprocessing.text_infilling import (permute_sentences,
                                                text_infilling,
                                                token_deletion)

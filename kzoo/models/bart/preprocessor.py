@@ -5,10 +5,10 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.models.bart.tokenizer import BartTokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.preprocessor import RobertaPreprocessor
 from kzoo.models.roberta.tokenizer import BOS, EOS
-from kzoo.models.seq2seq_preprocessor import Seq2SeqPreprocessor
+from kzoo.tasks.seq2seq_preprocessor import Seq2SeqPreprocessor
 
 
 @register
@@ -18,7 +18,7 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
     the labels shifted right after `</s>` (BART's decoder start) for the
     decoder, all padded with `<pad>`, as `transformers` fine-tunes BART
     (`shift_tokens_right`). Arguments: see
-    `kzoo.models.seq2seq_preprocessor`.
+    `kzoo.tasks.seq2seq_preprocessor`.
 
     Example:
     ```python

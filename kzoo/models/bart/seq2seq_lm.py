@@ -5,8 +5,8 @@ from kzoo.layers import TiedLMHead
 from kzoo.models.bart.backbone import BartBackbone
 from kzoo.models.bart.denoising_preprocessor import BartDenoisingPreprocessor
 from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.seq2seq_lm import Seq2SeqLM
+from kzoo.core.registry import register
+from kzoo.tasks.seq2seq_lm import Seq2SeqLM
 
 
 @register

@@ -3,8 +3,8 @@
 from kzoo.layers.pooling import LastTokenPooling
 from kzoo.models.bart.backbone import BartBackbone
 from kzoo.models.bart.preprocessor import BartPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 EOS_ID = 2  # `</s>`, BART's `eos_token_id`
 
@@ -26,7 +26,7 @@ class BartTextClassifier(SequenceClassifier):
     if it has none).
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
-    text pairs. Arguments: see `kzoo.models.task_wiring.SequenceClassifier`
+    text pairs. Arguments: see `kzoo.tasks.task_wiring.SequenceClassifier`
     (`num_classes`, `problem_type`, `dropout` for both dropouts: by
     default 0.0, the original's `classifier_dropout`/`pooler_dropout`).
 

@@ -1,6 +1,6 @@
 """BART's tokenizer: RoBERTa's byte-level BPE, unchanged."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.tokenizer import RobertaTokenizer
 
 

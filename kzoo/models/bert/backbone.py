@@ -4,15 +4,11 @@ import keras
 
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import token_and_position_embeddings
+from kzoo.layers.initializers import truncated_normal
 from kzoo.layers.encoder_stack import post_ln_encoder
-from kzoo.models.arguments import POSITIVE_INT
-from kzoo.models.backbone import Backbone
-from kzoo.models.registry import register
-
-
-def bert_kernel_initializer(stddev=0.02):
-    # BERT initialises every kernel from N(0, 0.02) truncated at 2 stddev.
-    return keras.initializers.TruncatedNormal(stddev=stddev)
+from kzoo.core.arguments import POSITIVE_INT
+from kzoo.core.backbone import Backbone
+from kzoo.core.registry import register
 
 
 @register
@@ -65,7 +61,7 @@ class BertBackbone(Backbone):
                  max_sequence_length=512, num_segments=2, activation="gelu",
                  layer_norm_epsilon=1e-12, initializer_range=0.02,
                  dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
 
         # === Layers ===
         token_embedding, position_embedding = token_and_position_embeddings(
@@ -95,7 +91,7 @@ class BertBackbone(Backbone):
             dtype=dtype, **kwargs)
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

@@ -2,8 +2,8 @@
 
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register
@@ -13,7 +13,7 @@ class BertMaskedLM(MaskedLM):
     The head (dense + activation + LayerNorm) has its output projection
     tied to the token embedding. Fit on raw strings: the preprocessor
     masks 15% of the tokens (80/10/10). `fill_mask` predicts the tokens
-    behind "[MASK]" (see `kzoo.models.task_wiring.MaskedLM`).
+    behind "[MASK]" (see `kzoo.tasks.task_wiring.MaskedLM`).
 
     Example:
     ```python

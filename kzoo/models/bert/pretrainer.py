@@ -5,10 +5,10 @@ import tensorflow as tf
 
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models import labels
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import (
+from kzoo.core import labels
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import (
     masked_lm_compile_args, masked_lm_head, task_inputs)
 
 

@@ -2,8 +2,8 @@
 
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.preprocessor import BertPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -13,7 +13,7 @@ class BertTextClassifier(SequenceClassifier):
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
     sentence-pair tasks (entailment, paraphrase). Arguments: see
-    `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    `kzoo.tasks.task_wiring.SequenceClassifier` (`num_classes`,
     `dropout`, `problem_type` for multi-label or regression heads).
 
     Example:

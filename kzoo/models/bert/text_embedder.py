@@ -4,60 +4,14 @@ import keras
 from keras import ops
 
 from kzoo.models.bert.backbone import BertBackbone
-from kzoo.models.task_wiring import task_inputs
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.models.bert.preprocessor import BertPreprocessor
-from kzoo.models import labels
-from kzoo.models.arguments import BOOLEAN, OneOf
-from kzoo.models.registry import register
-from kzoo.models.task import Task
+from kzoo.core import labels
+from kzoo.layers.pooling import POOLING_MODES, L2Normalize, TokenPooling
+from kzoo.core.arguments import BOOLEAN, OneOf
+from kzoo.core.registry import register
+from kzoo.core.task import Task
 from kzoo.training import default_optimizer
-
-POOLING_MODES = ("mean", "cls", "max")
-
-
-class TokenPooling(keras.layers.Layer):
-    """`(batch, seq, hidden)` token vectors -> `(batch, hidden)`, counting
-    only real (non-padding) tokens.
-
-    mean: sum of real token vectors / number of real tokens (clamped at
-        1e-9, as sentence-transformers does).
-    cls: the first token's vector.
-    max: the element-wise maximum over real tokens.
-    """
-
-    def __init__(self, mode="mean", **kwargs):
-        super().__init__(**kwargs)
-        if mode not in POOLING_MODES:
-            raise ValueError(f"pooling must be one of {POOLING_MODES}; got "
-                             f"{mode!r}.")
-        self.mode = mode
-
-    def call(self, sequence_output, padding_mask):
-        if self.mode == "cls":
-            return sequence_output[:, 0, :]
-        mask = ops.expand_dims(ops.cast(padding_mask, sequence_output.dtype),
-                               -1)  # (batch, seq, 1)
-        if self.mode == "max":
-            very_low = ops.cast(-1e9, sequence_output.dtype)
-            return ops.max(ops.where(mask > 0, sequence_output, very_low),
-                           axis=1)
-        total = ops.sum(sequence_output * mask, axis=1)  # (batch, hidden)
-        count = ops.maximum(ops.sum(mask, axis=1), 1e-9)  # (batch, 1)
-        return total / count
-
-    def compute_output_shape(self, sequence_output_shape, padding_mask_shape):
-        return (sequence_output_shape[0], sequence_output_shape[-1])
-
-    def get_config(self):
-        return {**super().get_config(), "mode": self.mode}
-
-
-class L2Normalize(keras.layers.Layer):
-    """x / max(||x||, 1e-12) along the last axis (torch's F.normalize)."""
-
-    def call(self, x):
-        norm = ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True))
-        return x / ops.maximum(norm, 1e-12)
 
 
 @register

@@ -5,10 +5,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kzoo.models.registry import register
-from kzoo.models.shared_hub_tokenizers import (asset_key,
+from kzoo.core.registry import register
+from kzoo.core.shared_hub_tokenizers import (asset_key,
                                                shared_hub_tokenizer)
-from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_lines_asset)
 
 

@@ -10,11 +10,11 @@ from kzoo.layers import TokenEmbedding
 from kzoo.layers.disentangled_attention import (
     POSITION_TERMS, DisentangledEncoderBlock, RelativeEmbedding)
 from kzoo.layers.encoder_stack import padding_attention_mask
-from kzoo.models.arguments import (BOOLEAN, NON_NEGATIVE_INT, POSITIVE_INT,
+from kzoo.core.arguments import (BOOLEAN, NON_NEGATIVE_INT, POSITIVE_INT,
                                    ArgumentError)
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.backbone import bert_kernel_initializer
-from kzoo.models.registry import register
+from kzoo.core.backbone import Backbone
+from kzoo.layers.initializers import truncated_normal
+from kzoo.core.registry import register
 
 
 @register
@@ -82,7 +82,7 @@ class DebertaV3Backbone(Backbone):
                  layer_norm_epsilon=1e-7, initializer_range=0.02,
                  position_buckets=256, max_relative_positions=512,
                  share_att_key=True, pad_token_id=0, dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
         span = position_buckets if position_buckets > 0 \
             else max_relative_positions
 
@@ -145,7 +145,7 @@ class DebertaV3Backbone(Backbone):
                 "([PAD]).")
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

@@ -2,8 +2,8 @@
 
 from kzoo.models.deberta_v3.backbone import DebertaV3Backbone
 from kzoo.models.deberta_v3.preprocessor import DebertaV3MaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register

@@ -1,14 +1,14 @@
 """DeBERTa-v3's input packing: BERT's ([CLS] a [SEP] (b [SEP])), with
 its own tokens and no segment input."""
 
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
 from kzoo.models.deberta_v3.tokenizer import DebertaV3Tokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 
 @register
-class DebertaV3Preprocessor(BertPreprocessor):
+class DebertaV3Preprocessor(SegmentPreprocessor):
     """Raw text (one string per example, or a tuple of two lists for
     sentence pairs) -> `token_ids`, `padding_mask`, packed as Hugging
     Face's `DebertaV2Tokenizer`: `[CLS] A [SEP]` and `[CLS] A [SEP] B
@@ -21,7 +21,7 @@ class DebertaV3Preprocessor(BertPreprocessor):
         tokenizer: a `DebertaV3Tokenizer`.
         sequence_length: packed length; longer inputs are truncated.
         truncate: `"round_robin"` or `"waterfall"` (see
-            `kzoo.BertPreprocessor`).
+            `kzoo.tasks.SegmentPreprocessor`).
 
     Example:
     ```python
@@ -45,7 +45,7 @@ class DebertaV3Preprocessor(BertPreprocessor):
 
 @register
 class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
-                                    BertMaskedLMPreprocessor):
+                                    MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights:
     DeBERTa-v3's packing, then BERT's masking (15% selected, 80% `[MASK]`,
     10% random, 10% kept; never a special token), drawn afresh on every
@@ -57,7 +57,7 @@ class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
 
     Args: `DebertaV3Preprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.BertMaskedLMPreprocessor`).
+    `kzoo.tasks.MaskedLMPreprocessor`).
 
     Example:
     ```python

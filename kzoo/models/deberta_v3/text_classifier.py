@@ -3,12 +3,12 @@
 import keras
 
 from kzoo.layers import get_activation
-from kzoo.models.arguments import FRACTION, Optional
-from kzoo.models.classification import SINGLE_LABEL
+from kzoo.core.arguments import FRACTION, Optional
+from kzoo.core.classification import SINGLE_LABEL
 from kzoo.models.deberta_v3.backbone import DebertaV3Backbone
 from kzoo.models.deberta_v3.preprocessor import DebertaV3Preprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -20,7 +20,7 @@ class DebertaV3TextClassifier(SequenceClassifier):
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
     sentence pairs. Arguments: see
-    `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    `kzoo.tasks.task_wiring.SequenceClassifier` (`num_classes`,
     `dropout`: the original's `cls_dropout`, by default the backbone's
     dropout; `problem_type`), and `pooler_dropout` (0.0, the original's
     default).

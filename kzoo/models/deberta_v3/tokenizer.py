@@ -6,16 +6,12 @@ import sentencepiece
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kzoo.models.registry import register
-from kzoo.models.sentencepiece_tokenizer import (SentencePieceTokenizer,
+from kzoo.core.registry import register
+from kzoo.preprocessing.text import WHITESPACE
+from kzoo.core.sentencepiece_tokenizer import (SentencePieceTokenizer,
                                                  _literal)
 
 CLS, SEP, UNK, PAD, MASK = "[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]"
-
-# Whitespace as `tokenizers` sees it (Rust's `char::is_whitespace`, the
-# Unicode White_Space property), in RE2 syntax.
-_WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]"
-
 
 @register
 class DebertaV3Tokenizer(SentencePieceTokenizer):
@@ -88,9 +84,9 @@ class DebertaV3Tokenizer(SentencePieceTokenizer):
         # Hugging Face's DebertaV2Tokenizer normalizer: Replace(r"\s{2,}|
         # [\n\r\t]", " "), NFC, Strip(right).
         text = tf.strings.regex_replace(
-            text, _WHITESPACE + "{2,}|[\n\r\t]", " ")
+            text, WHITESPACE + "{2,}|[\n\r\t]", " ")
         text = tf_text.normalize_utf8(text, "NFC")
-        return tf.strings.regex_replace(text, _WHITESPACE + "+$", "")
+        return tf.strings.regex_replace(text, WHITESPACE + "+$", "")
 
     @property
     def cls_token_id(self):

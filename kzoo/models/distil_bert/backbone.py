@@ -7,10 +7,10 @@ from keras import ops
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import (SinusoidalPositions, TransformerBlock,
                          token_and_position_embeddings)
-from kzoo.models.arguments import BOOLEAN
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.backbone import bert_kernel_initializer
-from kzoo.models.registry import register
+from kzoo.core.arguments import BOOLEAN
+from kzoo.core.backbone import Backbone
+from kzoo.layers.initializers import truncated_normal
+from kzoo.core.registry import register
 
 
 @register
@@ -63,7 +63,7 @@ class DistilBertBackbone(Backbone):
                  max_sequence_length=512, activation="gelu",
                  layer_norm_epsilon=1e-12, initializer_range=0.02,
                  sinusoidal_position_embeddings=False, dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
 
         # === Layers ===
         token_embedding, position_embedding = token_and_position_embeddings(
@@ -103,7 +103,7 @@ class DistilBertBackbone(Backbone):
             outputs={"sequence_output": x}, dtype=dtype, **kwargs)
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

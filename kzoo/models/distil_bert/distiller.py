@@ -10,16 +10,16 @@ none of them.
 import keras
 from keras import ops
 
-from kzoo.models.arguments import ArgumentError, Real, describe
+from kzoo.core.arguments import ArgumentError, Real, describe
 from kzoo.models.bert.backbone import BertBackbone
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.distil_bert.backbone import DistilBertBackbone
 from kzoo.models.distil_bert.masked_lm import DistilBertMaskedLM
 from kzoo.models.distil_bert.preprocessor import \
     DistilBertMaskedLMPreprocessor
 from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import MaskedLM, task_inputs
+from kzoo.core.task import Task
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.task_wiring import MaskedLM, task_inputs
 from kzoo.training import default_optimizer
 
 NON_NEGATIVE = Real(0.0, None)
@@ -112,7 +112,7 @@ class Distiller(Task):
                     f"Distiller: {role} must be a masked-LM task "
                     f"(kzoo.BertMaskedLM, kzoo.DistilBertMaskedLM, ...); got "
                     f"{describe(task)}.")
-        if not isinstance(student.preprocessor, BertMaskedLMPreprocessor):
+        if not isinstance(student.preprocessor, MaskedLMPreprocessor):
             raise ArgumentError(
                 "Distiller: the student needs its masked-LM preprocessor "
                 "(it masks the raw text both models read); got "

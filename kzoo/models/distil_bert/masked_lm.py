@@ -3,8 +3,8 @@
 from kzoo.models.distil_bert.backbone import DistilBertBackbone
 from kzoo.models.distil_bert.preprocessor import \
     DistilBertMaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register

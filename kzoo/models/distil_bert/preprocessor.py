@@ -1,13 +1,13 @@
 """DistilBERT's input packing: [CLS] a [SEP] (b [SEP]), no segment ids."""
 
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
 from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 
 @register
-class DistilBertPreprocessor(BertPreprocessor):
+class DistilBertPreprocessor(SegmentPreprocessor):
     """Raw text (one string per example, or a tuple of two lists for
     sentence pairs) -> `token_ids`, `padding_mask`, packed as BERT's:
     `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]`, padded with `[PAD]`.
@@ -20,7 +20,7 @@ class DistilBertPreprocessor(BertPreprocessor):
         sequence_length: packed length; longer inputs are truncated. At
             least 2 ([CLS], [SEP]); 3 for pairs.
         truncate: `"round_robin"` or `"waterfall"` (see
-            `kzoo.BertPreprocessor`).
+            `kzoo.tasks.SegmentPreprocessor`).
 
     Example:
     ```python
@@ -37,7 +37,7 @@ class DistilBertPreprocessor(BertPreprocessor):
 
 @register
 class DistilBertMaskedLMPreprocessor(DistilBertPreprocessor,
-                                     BertMaskedLMPreprocessor):
+                                     MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights, for
     DistilBERT's masked LM (and distillation): DistilBERT's packing, then
     BERT's masking (15% selected, 80% `[MASK]`, 10% random, 10% kept;
@@ -50,7 +50,7 @@ class DistilBertMaskedLMPreprocessor(DistilBertPreprocessor,
 
     Args: `DistilBertPreprocessor`'s, and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.BertMaskedLMPreprocessor`).
+    `kzoo.tasks.MaskedLMPreprocessor`).
 
     Example:
     ```python

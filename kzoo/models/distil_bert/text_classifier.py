@@ -1,10 +1,10 @@
 """DistilBERT for text (and text-pair) classification."""
 
-from kzoo.models.classification import SINGLE_LABEL
+from kzoo.core.classification import SINGLE_LABEL
 from kzoo.models.distil_bert.backbone import DistilBertBackbone
 from kzoo.models.distil_bert.preprocessor import DistilBertPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -25,7 +25,7 @@ class DistilBertTextClassifier(SequenceClassifier):
             dicts.
         dropout: the head's dropout, the original's `seq_classif_dropout`
             (0.2); None uses the backbone's.
-        problem_type: see `kzoo.models.task_wiring.SequenceClassifier`.
+        problem_type: see `kzoo.tasks.task_wiring.SequenceClassifier`.
 
     Example:
     ```python

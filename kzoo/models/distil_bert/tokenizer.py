@@ -1,7 +1,7 @@
 """DistilBERT's tokenizer: BERT's WordPiece, unchanged."""
 
 from kzoo.models.bert.tokenizer import BertTokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 
 @register

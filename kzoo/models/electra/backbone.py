@@ -6,10 +6,10 @@ import keras
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import token_and_position_embeddings
 from kzoo.layers.encoder_stack import post_ln_encoder
-from kzoo.models.arguments import POSITIVE_INT, Optional
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.backbone import bert_kernel_initializer
-from kzoo.models.registry import register
+from kzoo.core.arguments import POSITIVE_INT, Optional
+from kzoo.core.backbone import Backbone
+from kzoo.layers.initializers import truncated_normal
+from kzoo.core.registry import register
 
 
 def electra_embeddings(tables, token_ids, segment_ids):
@@ -80,7 +80,7 @@ class ElectraBackbone(Backbone):
                  attention_dropout=0.1, max_sequence_length=512,
                  num_segments=2, activation="gelu", layer_norm_epsilon=1e-12,
                  initializer_range=0.02, dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
         width = embedding_size or hidden_dim
 
         # === Layers ===
@@ -117,7 +117,7 @@ class ElectraBackbone(Backbone):
         return self.embedding_size or self.hidden_dim
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

@@ -7,9 +7,9 @@ from kzoo.layers import get_activation
 from kzoo.layers.dense import FoldedDense
 from kzoo.models.electra.backbone import ElectraBackbone
 from kzoo.models.electra.preprocessor import ElectraPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 from kzoo.training.losses import PER_REAL_TOKEN
 

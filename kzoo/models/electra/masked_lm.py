@@ -2,8 +2,8 @@
 
 from kzoo.models.electra.backbone import ElectraBackbone
 from kzoo.models.electra.preprocessor import ElectraMaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register

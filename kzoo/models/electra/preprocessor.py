@@ -1,18 +1,18 @@
 """ELECTRA's input packing and masking: BERT's, with ELECTRA's tokenizer."""
 
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.bert.preprocessor import BertPreprocessor
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
 from kzoo.models.electra.tokenizer import ElectraTokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 
 @register
-class ElectraPreprocessor(BertPreprocessor):
+class ElectraPreprocessor(SegmentPreprocessor):
     """Raw text (or a tuple of two lists for pairs) -> `token_ids`,
     `segment_ids`, `padding_mask`, packed as BERT's: `[CLS] A [SEP]` and
     `[CLS] A [SEP] B [SEP]`.
 
-    Args: as `kzoo.BertPreprocessor`'s (`tokenizer`: an
+    Args: as `kzoo.tasks.SegmentPreprocessor`'s (`tokenizer`: an
     `ElectraTokenizer`).
 
     Example:
@@ -28,7 +28,7 @@ class ElectraPreprocessor(BertPreprocessor):
 
 @register
 class ElectraMaskedLMPreprocessor(ElectraPreprocessor,
-                                  BertMaskedLMPreprocessor):
+                                  MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights: ELECTRA's
     packing, then BERT's masking (15% selected; 80% [MASK], 10% random, 10%
     kept; never a special token), drawn afresh on every call. Feeds both
@@ -40,7 +40,7 @@ class ElectraMaskedLMPreprocessor(ElectraPreprocessor,
 
     Args: `ElectraPreprocessor`'s and `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.BertMaskedLMPreprocessor`).
+    `kzoo.tasks.MaskedLMPreprocessor`).
 
     Example:
     ```python

@@ -5,15 +5,15 @@ from keras import ops
 
 from kzoo.layers import MaskedLMHead
 from kzoo.layers.encoder_stack import post_ln_encoder
-from kzoo.models.arguments import POSITIVE_FLOAT, Optional, Real, Integer
+from kzoo.core.arguments import POSITIVE_FLOAT, Optional, Real, Integer
 from kzoo.models.electra.backbone import (ElectraBackbone, electra_embeddings,
                                           embedding_tables)
 from kzoo.models.electra.discriminator import (ReplacedTokenLoss,
                                                replaced_token_head)
 from kzoo.models.electra.preprocessor import ElectraMaskedLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
 

@@ -2,8 +2,8 @@
 
 from kzoo.models.electra.backbone import ElectraBackbone
 from kzoo.models.electra.preprocessor import ElectraPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -14,7 +14,7 @@ class ElectraTextClassifier(SequenceClassifier):
     (`classifier`, the original's `out_proj`).
 
     Fit on raw strings with integer labels; `(texts_a, texts_b)` for
-    pairs. Arguments: see `kzoo.models.task_wiring.SequenceClassifier`
+    pairs. Arguments: see `kzoo.tasks.task_wiring.SequenceClassifier`
     (`num_classes`, `dropout`, `problem_type`).
 
     Example:

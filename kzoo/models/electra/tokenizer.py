@@ -2,7 +2,7 @@
 bert-base-uncased vocabulary itself)."""
 
 from kzoo.models.bert.tokenizer import BertTokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 
 @register

@@ -6,11 +6,11 @@ import keras
 from keras import ops
 
 from kzoo.layers import CharacterCNN, Highway, ProjectedLSTM
-from kzoo.models.arguments import (
+from kzoo.core.arguments import (
     BOOLEAN, FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError,
     Constraint, OneOf, Optional, Real)
-from kzoo.models.backbone import Backbone
-from kzoo.models.registry import register
+from kzoo.core.backbone import Backbone
+from kzoo.core.registry import register
 
 CHARACTERS_PER_TOKEN = 50
 NUM_CHARACTERS = 262  # 256 bytes, 4 markers, padding (+1: id 0 pads tokens)

@@ -5,12 +5,12 @@ import keras
 from keras import ops
 
 from kzoo.layers import ScalarMix
-from kzoo.models.arguments import BOOLEAN, FRACTION, POSITIVE_INT
+from kzoo.core.arguments import BOOLEAN, FRACTION, POSITIVE_INT
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 
 

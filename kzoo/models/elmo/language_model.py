@@ -7,43 +7,17 @@ from keras import ops
 
 from kzoo.layers.sampled_softmax import (LogUniformSampler,
                                          sampled_softmax_losses)
-from kzoo.models.arguments import POSITIVE_INT, Integer, Optional
+from kzoo.core.arguments import POSITIVE_INT, Integer, Optional
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.core.registry import register
+from kzoo.metrics.perplexity import Perplexity
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
 
 DIRECTIONS = ("forward", "backward")
-
-
-class Perplexity(keras.metrics.Metric):
-    """exp(mean cross-entropy) over the weighted (real) tokens seen, from
-    logits and integer targets."""
-
-    def __init__(self, name="perplexity", **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.total = self.add_variable(shape=(), initializer="zeros",
-                                       name="total")
-        self.count = self.add_variable(shape=(), initializer="zeros",
-                                       name="count")
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        losses = keras.losses.sparse_categorical_crossentropy(
-            y_true, y_pred, from_logits=True)
-        weights = ops.ones_like(losses) if sample_weight is None else \
-            ops.cast(sample_weight, losses.dtype)
-        self.total.assign_add(ops.sum(losses * weights))
-        self.count.assign_add(ops.sum(weights))
-
-    def result(self):
-        return ops.exp(self.total / ops.maximum(self.count, 1.0))
-
-    def reset_state(self):
-        self.total.assign(0.0)
-        self.count.assign(0.0)
 
 
 @register

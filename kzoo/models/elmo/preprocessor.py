@@ -4,8 +4,8 @@ import tensorflow as tf
 
 from kzoo.models.elmo.characters import BOS_TOKEN, EOS_TOKEN, character_ids_tf
 from kzoo.models.elmo.tokenizer import ElmoTokenizer
-from kzoo.models.registry import register
-from kzoo.models.preprocessor import Preprocessor
+from kzoo.core.registry import register
+from kzoo.core.preprocessor import Preprocessor
 
 
 def pack_rows(rows, sequence_length, start, end, pad):

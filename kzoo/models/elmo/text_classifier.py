@@ -3,12 +3,12 @@
 from keras import ops
 
 from kzoo.layers import ScalarMix
-from kzoo.models.arguments import BOOLEAN, FRACTION, OneOf, Optional
-from kzoo.models.bert.text_embedder import TokenPooling
+from kzoo.core.arguments import BOOLEAN, FRACTION, OneOf, Optional
+from kzoo.layers.pooling import TokenPooling
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register

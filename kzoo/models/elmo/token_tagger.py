@@ -7,14 +7,14 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.layers import ScalarMix
-from kzoo.models.arguments import BOOLEAN, FRACTION, Optional
+from kzoo.core.arguments import BOOLEAN, FRACTION, Optional
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import (ElmoPreprocessor, backbone_inputs,
                                            pack_rows, pack_words)
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
-from kzoo.models.token_classifier import (WordsPreprocessor, WordTagger,
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
+from kzoo.tasks.token_classifier import (WordsPreprocessor, WordTagger,
                                           check_labels)
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss

@@ -10,8 +10,8 @@ from kzoo.layers import (
     token_and_position_embeddings,
 )
 from kzoo.layers.encoder_stack import transformer_stack
-from kzoo.models.backbone import Backbone
-from kzoo.models.registry import register
+from kzoo.core.backbone import Backbone
+from kzoo.core.registry import register
 
 
 def gpt2_kernel_initializer(stddev=0.02):

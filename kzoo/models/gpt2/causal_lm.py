@@ -7,9 +7,9 @@ from kzoo import generation
 from kzoo.layers import TiedLMHead
 from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2CausalLMPreprocessor
-from kzoo.models.registry import register
-from kzoo.models.task import Task
-from kzoo.models.task_wiring import task_inputs
+from kzoo.core.registry import register
+from kzoo.core.task import Task
+from kzoo.tasks.task_wiring import task_inputs
 from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
 

@@ -3,8 +3,8 @@
 from kzoo.layers.pooling import LastTokenPooling
 from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2Preprocessor
-from kzoo.models.registry import register
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.core.registry import register
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -14,7 +14,7 @@ class GPT2Classifier(SequenceClassifier):
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
     pairs, which the preprocessor joins with a delimiter token. Arguments:
-    see `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    see `kzoo.tasks.task_wiring.SequenceClassifier` (`num_classes`,
     `dropout`, `problem_type`).
 
     Example:

@@ -6,10 +6,10 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.models.gpt2.tokenizer import END_OF_TEXT, GPT2Tokenizer
-from kzoo.models.preprocessor import (PAD_MARK, Preprocessor, append_id,
+from kzoo.core.preprocessor import (PAD_MARK, Preprocessor, append_id,
                                       split_padding)
-from kzoo.models.registry import register
-from kzoo.models.text_tensors import as_tf, eager_outputs, text_tensor
+from kzoo.core.registry import register
+from kzoo.core.text_tensors import as_tf, eager_outputs, text_tensor
 
 TRUNCATE_MODES = ("round_robin", "waterfall")
 

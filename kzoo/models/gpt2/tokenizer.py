@@ -5,10 +5,10 @@ import numpy as np
 import tensorflow as tf
 from tokenizers import pre_tokenizers
 
-from kzoo.models.registry import register
-from kzoo.models.shared_hub_tokenizers import (asset_key,
+from kzoo.core.registry import register
+from kzoo.core.shared_hub_tokenizers import (asset_key,
                                                shared_hub_tokenizer)
-from kzoo.models.tokenizer import (Tokenizer, TokenizerAssetError,
+from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
 
 END_OF_TEXT = "<|endoftext|>"
@@ -68,6 +68,7 @@ class GPT2Tokenizer(Tokenizer):
     special_tokens = (END_OF_TEXT,)
     # keras-hub's BPE graph takes seconds to trace: trace it once.
     trace_once = True
+    byte_level = True
 
     def __init__(self, vocabulary=None, merges=None, **kwargs):
         super().__init__(**kwargs)

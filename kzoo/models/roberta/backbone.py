@@ -7,10 +7,10 @@ from keras import ops
 from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import TokenEmbedding
 from kzoo.layers.encoder_stack import post_ln_encoder
-from kzoo.models.arguments import NON_NEGATIVE_INT, ArgumentError
-from kzoo.models.backbone import Backbone
-from kzoo.models.bert.backbone import bert_kernel_initializer
-from kzoo.models.registry import register
+from kzoo.core.arguments import NON_NEGATIVE_INT, ArgumentError
+from kzoo.core.backbone import Backbone
+from kzoo.layers.initializers import truncated_normal
+from kzoo.core.registry import register
 
 
 def roberta_position_ids(token_ids, pad_token_id):
@@ -79,7 +79,7 @@ class RobertaBackbone(Backbone):
                  max_sequence_length=512, activation="gelu",
                  layer_norm_epsilon=1e-5, initializer_range=0.02,
                  pad_token_id=1, dtype=None, **kwargs):
-        init = bert_kernel_initializer(initializer_range)
+        init = truncated_normal(initializer_range)
 
         # === Layers ===
         token_embedding = TokenEmbedding(
@@ -123,7 +123,7 @@ class RobertaBackbone(Backbone):
                 f"below vocabulary_size ({size}). RoBERTa's is 1 (<pad>).")
 
     def kernel_initializer(self):
-        return bert_kernel_initializer(self.initializer_range)
+        return truncated_normal(self.initializer_range)
 
     @classmethod
     def layout_rules(cls):

@@ -1,9 +1,9 @@
 """RoBERTa with its masked-LM head."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.backbone import RobertaBackbone
 from kzoo.models.roberta.preprocessor import RobertaMaskedLMPreprocessor
-from kzoo.models.task_wiring import MaskedLM
+from kzoo.tasks.task_wiring import MaskedLM
 
 
 @register

@@ -1,13 +1,13 @@
 """RoBERTa's input packing: <s> a </s> (</s> b </s>), padding."""
 
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.bert.preprocessor import BertPreprocessor
-from kzoo.models.registry import register
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
+from kzoo.core.registry import register
 from kzoo.models.roberta.tokenizer import RobertaTokenizer
 
 
 @register
-class RobertaPreprocessor(BertPreprocessor):
+class RobertaPreprocessor(SegmentPreprocessor):
     """Raw text (one string per example, or a tuple of two lists for
     sentence pairs) -> `token_ids`, `padding_mask`, packed as the original:
     `<s> A </s>` and `<s> A </s></s> B </s>`, padded with `<pad>`.
@@ -49,7 +49,7 @@ class RobertaPreprocessor(BertPreprocessor):
 
 @register
 class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
-                                  BertMaskedLMPreprocessor):
+                                  MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights, for
     RoBERTa's masked LM: RoBERTa's packing, then BERT's masking (15% of
     the tokens selected, 80% `<mask>`, 10% random, 10% kept; never a
@@ -64,7 +64,7 @@ class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
     `"whole_word"`: words begin at a `Ġ` token, or `"span"`: SpanBERT's
     spans of whole words; dynamic in every mode), `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.BertMaskedLMPreprocessor`).
+    `kzoo.tasks.MaskedLMPreprocessor`).
 
     Example:
     ```python

@@ -1,9 +1,9 @@
 """RoBERTa for text (and text-pair) classification."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.backbone import RobertaBackbone
 from kzoo.models.roberta.preprocessor import RobertaPreprocessor
-from kzoo.models.task_wiring import SequenceClassifier
+from kzoo.tasks.task_wiring import SequenceClassifier
 
 
 @register
@@ -16,7 +16,7 @@ class RobertaTextClassifier(SequenceClassifier):
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
     sentence pairs. Arguments: see
-    `kzoo.models.task_wiring.SequenceClassifier` (`num_classes`,
+    `kzoo.tasks.task_wiring.SequenceClassifier` (`num_classes`,
     `dropout` for both dropouts, `problem_type`).
 
     Example:

@@ -4,14 +4,9 @@ fairseq's ids and special tokens."""
 import tensorflow as tf
 
 from kzoo.models.gpt2.tokenizer import GPT2Tokenizer
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 
 BOS, PAD, EOS, UNK, MASK = "<s>", "<pad>", "</s>", "<unk>", "<mask>"
-
-# Whitespace as `tokenizers` sees it (Rust's `char::is_whitespace`, the
-# Unicode White_Space property), in RE2 syntax.
-WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\p{Z}]"
-
 
 class FairseqSpecialTokens:
     """fairseq's special tokens, as the RoBERTa family numbers and types

@@ -7,10 +7,10 @@ from kzoo.layers import (CausalPaddingMask, RelativePositionBias, RMSNorm,
                          TokenEmbedding, TransformerBlock,
                          TransformerDecoderBlock)
 from kzoo.layers.encoder_stack import padding_attention_mask
-from kzoo.models.arguments import (ACTIVATION, BOOLEAN, FRACTION,
+from kzoo.core.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Optional)
-from kzoo.models.encoder_decoder import EncoderDecoderBackbone
-from kzoo.models.registry import register
+from kzoo.core.encoder_decoder import EncoderDecoderBackbone
+from kzoo.core.registry import register
 
 
 def t5_kernel_initializer(factor=1.0):

@@ -1,7 +1,7 @@
 """T5's (input, target) packing."""
 
-from kzoo.models.registry import register
-from kzoo.models.seq2seq_preprocessor import Seq2SeqPreprocessor
+from kzoo.core.registry import register
+from kzoo.tasks.seq2seq_preprocessor import Seq2SeqPreprocessor
 from kzoo.models.t5.tokenizer import PAD, T5Tokenizer
 
 
@@ -11,7 +11,7 @@ class T5Preprocessor(Seq2SeqPreprocessor):
     `input </s>` for the encoder, `target </s>` as labels, and the labels
     shifted right after `<pad>` (T5's decoder start) for the decoder, all
     padded with `<pad>`. Task prefixes ("summarize: ") are plain text in
-    the input. Arguments: see `kzoo.models.seq2seq_preprocessor`.
+    the input. Arguments: see `kzoo.tasks.seq2seq_preprocessor`.
 
     Example:
     ```python

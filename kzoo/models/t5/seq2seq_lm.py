@@ -3,8 +3,8 @@ out."""
 
 import keras
 
-from kzoo.models.registry import register
-from kzoo.models.seq2seq_lm import Seq2SeqLM
+from kzoo.core.registry import register
+from kzoo.tasks.seq2seq_lm import Seq2SeqLM
 from kzoo.models.t5.backbone import T5Backbone
 from kzoo.models.t5.preprocessor import T5Preprocessor
 

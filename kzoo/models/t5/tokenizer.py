@@ -2,9 +2,9 @@
 
 import tensorflow as tf
 
-from kzoo.models.registry import register
-from kzoo.models.roberta.tokenizer import WHITESPACE
-from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+from kzoo.core.registry import register
+from kzoo.preprocessing.text import WHITESPACE
+from kzoo.core.sentencepiece_tokenizer import SentencePieceTokenizer
 
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
 NUM_SENTINELS = 100

@@ -1,7 +1,7 @@
 """XLM-RoBERTa (Conneau et al., 2020): RoBERTa's encoder, trained on 100
 languages with a SentencePiece vocabulary of 250,002 tokens."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.backbone import RobertaBackbone
 
 

@@ -1,6 +1,6 @@
 """XLM-R with its masked-LM head."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.masked_lm import RobertaMaskedLM
 from kzoo.models.xlm_roberta.backbone import XLMRobertaBackbone
 from kzoo.models.xlm_roberta.preprocessor import \

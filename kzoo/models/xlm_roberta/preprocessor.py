@@ -1,7 +1,7 @@
 """XLM-R's input packing: RoBERTa's, with XLM-R's tokenizer."""
 
-from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
-from kzoo.models.registry import register
+from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.core.registry import register
 from kzoo.models.roberta.preprocessor import RobertaPreprocessor
 from kzoo.models.xlm_roberta.tokenizer import XLMRobertaTokenizer
 
@@ -35,7 +35,7 @@ class XLMRobertaPreprocessor(RobertaPreprocessor):
 
 @register
 class XLMRobertaMaskedLMPreprocessor(XLMRobertaPreprocessor,
-                                     BertMaskedLMPreprocessor):
+                                     MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights, for
     XLM-R's masked LM: XLM-R's packing, then BERT's masking drawn afresh
     on every call (dynamic masking, as RoBERTa's). Arguments and outputs:

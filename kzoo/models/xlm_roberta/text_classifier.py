@@ -1,6 +1,6 @@
 """XLM-R for text (and text-pair) classification."""
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.text_classifier import RobertaTextClassifier
 from kzoo.models.xlm_roberta.backbone import XLMRobertaBackbone
 from kzoo.models.xlm_roberta.preprocessor import XLMRobertaPreprocessor

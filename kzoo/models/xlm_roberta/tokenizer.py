@@ -2,10 +2,11 @@
 
 import tensorflow as tf
 
-from kzoo.models.registry import register
+from kzoo.core.registry import register
 from kzoo.models.roberta.tokenizer import (BOS, EOS, MASK, PAD, UNK,
-                                           WHITESPACE, FairseqSpecialTokens)
-from kzoo.models.sentencepiece_tokenizer import SentencePieceTokenizer
+                                           FairseqSpecialTokens)
+from kzoo.preprocessing.text import WHITESPACE
+from kzoo.core.sentencepiece_tokenizer import SentencePieceTokenizer
 
 # The SentencePiece model's own first pieces, which fairseq renumbers.
 _MODEL_SPECIALS = [UNK, BOS, EOS]

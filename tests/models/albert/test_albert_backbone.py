@@ -10,7 +10,7 @@ from albert_testing import GROUPED, make_tiny_albert
 from helpers import check_backbone, to_numpy
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
 from kzoo.models.albert.backbone import group_of_layer
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 VOCAB = 97
 

@@ -7,7 +7,7 @@ import pytest
 import kzoo
 from albert_testing import ALBERT_PRESET
 from helpers import check_preset
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 
 # name: (alias, (layers, heads, hidden, intermediate))
 ALBERT_PRESETS = {

@@ -89,7 +89,7 @@ def test_pretrainer_on_sentence_order_pairs(tmp_path):
 
 
 def test_tasks_need_an_albert_backbone():
-    from kzoo.models.arguments import ArgumentError
+    from kzoo.core.arguments import ArgumentError
     with pytest.raises(ArgumentError, match="needs a AlbertBackbone"):
         kzoo.AlbertMaskedLM(kzoo.BertBackbone(
             vocabulary_size=50, num_layers=1, num_heads=2, hidden_dim=8,

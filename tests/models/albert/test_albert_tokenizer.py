@@ -12,7 +12,7 @@ import kzoo
 from albert_testing import (ALBERT_SPM, ALBERT_VOCABULARY, HARD_TEXTS as HARD,
                             SPECIAL_IDS)
 from helpers import id_lists, to_numpy
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 
 # Tokenizers and text checks run in tf whatever the backend (the
 # registry-wide contracts check each backend's eager outputs).

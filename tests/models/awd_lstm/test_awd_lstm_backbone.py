@@ -9,7 +9,7 @@ import pytest
 import kzoo
 from awd_lstm_testing import TINY, padded_inputs
 from helpers import check_backbone, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 DROPOUTS = dict(embedding_dropout=0.3, input_dropout=0.4,
                 hidden_dropout=0.4, weight_dropout=0.5)

@@ -10,7 +10,7 @@ import kzoo
 from bart_testing import BART_PRESET, fit_batch_losses, make_tiny_bart
 from helpers import (austen_passages, check_task, check_task_preset,
                      to_numpy)
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 
 def _preprocessor(sequence_length=24):

@@ -8,7 +8,7 @@ import pytest
 import kzoo
 from deberta_v3_testing import make_tiny_deberta
 from helpers import check_backbone, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 VOCAB = 97
 

@@ -6,7 +6,7 @@ import pytest
 
 import kzoo
 from helpers import check_preset
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 
 # Hugging Face's DebertaV2Model counts (no pooler: DeBERTa's is the
 # classifier's).

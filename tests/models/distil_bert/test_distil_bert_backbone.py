@@ -7,7 +7,7 @@ import pytest
 import kzoo
 from distil_bert_testing import make_tiny_distil_bert
 from helpers import check_backbone, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 VOCAB = 97
 

@@ -6,7 +6,7 @@ import pytest
 
 import kzoo
 from helpers import check_preset
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 from test_distil_bert_backbone import hf_parameter_count
 
 DISTIL_BERT_PRESETS = {

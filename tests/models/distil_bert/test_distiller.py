@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import kzoo
 from helpers import AUSTEN_NOVELS, austen_passages, make_tiny_bert, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 SEQ = 16
 

@@ -10,7 +10,7 @@ import kzoo
 from electra_testing import make_tiny_electra
 from helpers import check_backbone, random_bert_inputs
 from kzoo.distribution.layouts import expected_axes, unmatched_rules
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 
 VOCAB = 97
 

@@ -7,7 +7,7 @@ import pytest
 import kzoo
 from elmo_testing import TINY_ELMO, character_batch
 from helpers import check_backbone, check_preset, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 from kzoo.presets import MissingWeightsError
 
 

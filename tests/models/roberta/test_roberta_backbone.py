@@ -7,7 +7,7 @@ import pytest
 import kzoo
 from roberta_testing import make_tiny_roberta
 from helpers import check_backbone, to_numpy
-from kzoo.models.arguments import ArgumentError
+from kzoo.core.arguments import ArgumentError
 from kzoo.models.roberta.backbone import roberta_position_ids
 
 VOCAB = 97

@@ -6,7 +6,7 @@ import pytest
 
 import kzoo
 from helpers import check_preset
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 
 ROBERTA_PRESETS = {
     "roberta_base_en": ("roberta_base", 124_645_632),

@@ -6,7 +6,7 @@ import pytest
 
 import kzoo
 from helpers import check_preset
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 
 XLMR_PRESETS = {
     # transformers' XLMRobertaModel parameter counts (pooler included).

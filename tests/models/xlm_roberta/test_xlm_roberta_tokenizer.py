@@ -11,7 +11,7 @@ from sentencepiece import sentencepiece_model_pb2
 
 import kzoo
 from helpers import id_lists, to_numpy
-from kzoo.models.tokenizer import TokenizerAssetError
+from kzoo.core.tokenizer import TokenizerAssetError
 from xlm_roberta_testing import HARD_TEXTS as HARD, MASK_ID, SPM_MODEL
 
 # Tokenizers and text checks run in tf whatever the backend (the
