@@ -128,5 +128,4 @@ from kzoo.models.bart import (
     BartTokenizer,
 )
 from kzoo import convert  # after the models: converters build them
-
-__version__ = "0.1.0"
+from kzoo.version import __version__

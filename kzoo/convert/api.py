@@ -15,6 +15,7 @@ from kzoo.convert.progress import quiet
 from kzoo.convert.safetensors import save_file
 from kzoo.core.arguments import ArgumentError, config_source
 from kzoo.utils.files import swap_into_place, write_json
+from kzoo.version import __version__
 
 
 def _say(message, verbose):
@@ -237,7 +238,7 @@ def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
     staging = Path(tempfile.mkdtemp(dir=dest.parent,
                                     prefix=f".{dest.name}.staging-"))
     try:
-        config["kzoo_version"] = _kzoo_version()
+        config["kzoo_version"] = __version__
         write_json(staging / "config.json", config)
         save_file(tensors, staging / "model.safetensors")
         if tokenizer is not None:
@@ -251,11 +252,6 @@ def export_hf(model, dest, tokenizer=None, verbose=True, overwrite=False):
          f"{len(tensors)} tensors ({time.perf_counter() - start:.1f}s)",
          verbose)
     return dest
-
-
-def _kzoo_version():
-    import kzoo
-    return kzoo.__version__
 
 
 def _load_preset_model(preset, tokenizer):

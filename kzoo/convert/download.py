@@ -37,6 +37,7 @@ from pathlib import Path
 from kzoo.convert.errors import DownloadError
 from kzoo.convert.progress import Progress
 from kzoo.utils.files import sha256_of
+from kzoo.version import __version__
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -91,14 +92,6 @@ def hub_cache_dir():
         return Path(os.environ["HF_HOME"]).expanduser() / "hub"
     from huggingface_hub import constants
     return Path(constants.HF_HUB_CACHE)
-
-
-def _kzoo_version():
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("kzoo")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _is_network_error(error):
@@ -212,7 +205,7 @@ class HubRepo:
     # ------------------------------------------------------------------
     def _common(self):
         return dict(endpoint=self.endpoint, library_name="kzoo",
-                    library_version=_kzoo_version())
+                    library_version=__version__)
 
     def _fetch(self, filename):
         if self.offline or self.unreachable:

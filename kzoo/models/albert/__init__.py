@@ -13,6 +13,11 @@ from kzoo.models.albert.pretrainer import (
 from kzoo.models.albert.text_classifier import AlbertTextClassifier
 from kzoo.models.albert.tokenizer import AlbertTokenizer
 
+# The families whose classes this one subclasses (tests/convert/
+# test_import_graph.py allows imports of these only). AlbertPretrainer is BERT's MLM + sentence-pair pretrainer
+# with sentence-order prediction in place of next-sentence prediction.
+BUILDS_ON = ("bert",)
+
 __all__ = [
     "AlbertBackbone", "AlbertMaskedLM", "AlbertMaskedLMPreprocessor",
     "AlbertPreprocessor", "AlbertPretrainer", "AlbertPretrainerPreprocessor",

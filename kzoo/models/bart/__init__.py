@@ -8,6 +8,10 @@ from kzoo.models.bart.seq2seq_lm import BartDenoisingLM, BartSeq2SeqLM
 from kzoo.models.bart.text_classifier import BartTextClassifier
 from kzoo.models.bart.tokenizer import BartTokenizer
 
+# The families whose classes this one subclasses (tests/convert/
+# test_import_graph.py allows imports of these only). BART reads text with RoBERTa's byte-level BPE tokenizer and packing.
+BUILDS_ON = ("roberta",)
+
 __all__ = ["BartBackbone", "BartDenoisingLM", "BartDenoisingPreprocessor",
            "BartPreprocessor", "BartSeq2SeqLM", "BartSeq2SeqLMPreprocessor",
            "BartTextClassifier", "BartTokenizer"]

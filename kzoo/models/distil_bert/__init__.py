@@ -12,6 +12,11 @@ from kzoo.models.distil_bert.preprocessor import (
 from kzoo.models.distil_bert.text_classifier import DistilBertTextClassifier
 from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
 
+# The families whose classes this one subclasses (tests/convert/
+# test_import_graph.py allows imports of these only). DistilBERT reads text with BERT's WordPiece tokenizer, and its
+# distiller starts a student from a BERT teacher's weights.
+BUILDS_ON = ("bert",)
+
 __all__ = [
     "DistilBertBackbone", "DistilBertMaskedLM",
     "DistilBertMaskedLMPreprocessor", "DistilBertPreprocessor",

@@ -9,6 +9,10 @@ from kzoo.models.xlm_roberta.preprocessor import (
 from kzoo.models.xlm_roberta.text_classifier import XLMRobertaTextClassifier
 from kzoo.models.xlm_roberta.tokenizer import XLMRobertaTokenizer
 
+# The families whose classes this one subclasses (tests/convert/
+# test_import_graph.py allows imports of these only). XLM-R is RoBERTa's architecture with a SentencePiece vocabulary.
+BUILDS_ON = ("roberta",)
+
 __all__ = [
     "XLMRobertaBackbone", "XLMRobertaMaskedLM",
     "XLMRobertaMaskedLMPreprocessor", "XLMRobertaPreprocessor",
