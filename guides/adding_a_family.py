@@ -64,7 +64,7 @@ keras.utils.set_random_seed(0)
 | public names | `kzoo/__init__.py` | `kzoo.RobertaBackbone`, ... |
 | Hugging Face converter | `kzoo/convert/<family>.py` + one line in `MODEL_TYPE_MODULES` and `FAMILY_MODULES` (`kzoo/convert/base.py`) | subclasses BERT's converter |
 | model parallelism | the backbone's `layout_rules()` | `transformer_rules()` |
-| presets | `presets/<name>/`, written by a script in `scripts/` with `kzoo/core/preset_writer.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
+| presets | `presets/<name>/`, written by `scripts/make_presets.py` from the family's rows in `scripts/preset_table.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
 | tests | `tests/models/<family>/`, `tests/convert/test_<family>_parity.py`, `tests/<family>_testing.py` (tiny configs) | |
 | documentation | a README section and row, `docs/api/models/<family>.md` (one `:::` line per public name), a line in `mkdocs.yml` | |
 

@@ -28,6 +28,17 @@ kzoo`) registers two hooks:
   the preset's metadata declares) and returns its path, raises
   `MissingWeightsError` saying what it tried, or returns None when the
   preset declares nothing it can fetch.
+
+Example:
+```python
+from kzoo import presets
+# A preset folder of one's own (the examples below start from it): a
+# tiny BERT, saved.
+backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
+                                         load_weights=False)
+backbone.save_to_preset("my_preset")
+assert presets.resolve("my_preset").has("model.weights.h5")
+```
 """
 
 import contextlib
@@ -63,11 +74,8 @@ class MissingWeightsError(FileNotFoundError):
 
     Example:
     ```python
+    # Setup: the example of kzoo.presets (backbone, saved as my_preset).
     import os
-    from kzoo import presets
-    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
-                                             load_weights=False)
-    backbone.save_to_preset("my_preset")
     os.remove("my_preset/model.weights.h5")
     try:
         kzoo.BertBackbone.from_preset("my_preset")
@@ -114,12 +122,9 @@ def register_reference_resolver(resolver):
 
     Example:
     ```python
+    # Setup: the example of kzoo.presets (backbone, saved as my_preset).
     import os
-    from kzoo import presets
-    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
-                                             load_weights=False)
-    backbone.save_to_preset("team_presets/tiny_bert")
-    shelf = os.path.abspath("team_presets")
+    shelf = os.path.abspath(".")   # the team's shared presets: here
 
     @presets.register_reference_resolver
     def team_presets(text):
@@ -128,7 +133,7 @@ def register_reference_resolver(resolver):
             return presets.Preset(os.path.join(shelf, text[5:]))
         return None   # not ours: the next resolver is asked
 
-    again = kzoo.BertBackbone.from_preset("team:tiny_bert")
+    again = kzoo.BertBackbone.from_preset("team:my_preset")
     assert again.count_params() == backbone.count_params()
     ```
     """
@@ -144,13 +149,9 @@ def register_weight_source(source):
 
     Example:
     ```python
-    import os
+    # Setup: the example of kzoo.presets (backbone, saved as my_preset).
     import shutil
     from pathlib import Path
-    from kzoo import presets
-    backbone = kzoo.BertBackbone.from_preset("bert_tiny_en_uncased",
-                                             load_weights=False)
-    backbone.save_to_preset("my_preset")
     # The weights kept apart from the folder (e.g. on a shared disk).
     store = Path("weights_store").absolute()
     store.mkdir()

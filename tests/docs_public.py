@@ -53,8 +53,41 @@ def public_objects():
                 yield f"{module_name}.{name}", obj
 
 
+# An example that continues another's starts with this line: the setup a
+# module's examples share is written once (in the module docstring or the
+# main class's example) and the others name it.
+_SETUP = re.compile(r"# Setup: the example of `?([A-Za-z_][\w.]*\w)`?")
+
+
 def examples(obj):
-    """The ```python blocks of `obj`'s own docstring, dedented."""
+    """The ```python blocks of `obj`'s own docstring, dedented; a block
+    that starts `# Setup: the example of <name>` follows that object's
+    first example, as it runs."""
     doc = inspect.getdoc(obj) if obj.__doc__ else ""
-    return [inspect.cleandoc("\n" + block) if block.startswith(" ")
-            else block for block in _FENCE.findall(doc or "")]
+    return [_after_setup(inspect.cleandoc("\n" + block)
+                         if block.startswith(" ") else block)
+            for block in _FENCE.findall(doc or "")]
+
+
+def _after_setup(block):
+    match = _SETUP.match(block)
+    if not match:
+        return block
+    setup = examples(_named(match.group(1)))
+    if not setup:
+        raise ValueError(f"{match.group(0)!r}: it has no ```python example")
+    return setup[0] + "\n" + block
+
+
+def _named(path):
+    """The module, class or function a dotted name names."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            obj = getattr(obj, part)
+        return obj
+    raise ValueError(f"{path!r} names nothing importable")

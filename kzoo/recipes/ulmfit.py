@@ -32,12 +32,24 @@ What differs from fastai's implementation (and why):
 
 Example:
 ```python
+from kzoo import datasets
+from kzoo.models.awd_lstm.tokenizer import build_vocabulary
 from kzoo.recipes import ulmfit
-lm = kzoo.AwdLstmLanguageModel(backbone, preprocessor=lm_preprocessor)
-ulmfit.pretrain_language_model(lm, general_texts, epochs=1)
-ulmfit.fine_tune_language_model(lm, target_texts, epochs=1)
-classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
-ulmfit.train_classifier(classifier, texts, labels, epochs=6)
+# A tiny language model on a few passages: the functions' examples start
+# from it (guides/ulmfit.py runs the recipe at its real size).
+texts = datasets.austen_passages("emma", words=20)[:16]
+build_vocabulary(texts, "vocab.txt", max_size=200)
+tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+lm = kzoo.AwdLstmLanguageModel(
+    kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
+                         lstm_dim=16),
+    preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
+        tokenizer, sequence_length=24))
+# The recipe:
+#   ulmfit.pretrain_language_model(lm, general_texts, epochs=1)
+#   ulmfit.fine_tune_language_model(lm, target_texts, epochs=1)
+#   classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
+#   ulmfit.train_classifier(classifier, texts, labels, epochs=6)
 ```
 """
 
@@ -80,10 +92,7 @@ def language_model_groups(lm):
 
     Example:
     ```python
-    from kzoo.recipes import ulmfit
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(vocabulary_size=100, embedding_dim=8,
-                             lstm_dim=16))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     groups = ulmfit.language_model_groups(lm)
     assert len(groups) == 4   # the 3 LSTMs, then embedding + decoder
     ```
@@ -100,10 +109,7 @@ def ulmfit_optimizer(learning_rate, groups, decay=DECAY, cut_fraction=0.1,
 
     Example:
     ```python
-    from kzoo.recipes import ulmfit
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(vocabulary_size=100, embedding_dim=8,
-                             lstm_dim=16))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     optimizer = ulmfit.ulmfit_optimizer(
         1e-2, ulmfit.language_model_groups(lm))
     assert np.allclose(optimizer.scales, [2.6 ** -3, 2.6 ** -2, 1 / 2.6, 1])
@@ -132,17 +138,7 @@ def pretrain_language_model(lm, texts, epochs=1, batch_size=32,
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    from kzoo.recipes import ulmfit
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
-                             lstm_dim=16),
-        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
-            tokenizer, sequence_length=24))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     history = ulmfit.pretrain_language_model(lm, texts, words=20)
     assert len(history.history["loss"]) == 1   # one epoch
     ```
@@ -159,17 +155,7 @@ def fine_tune_language_model(lm, texts, epochs=1, batch_size=32,
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    from kzoo.recipes import ulmfit
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
-                             lstm_dim=16),
-        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
-            tokenizer, sequence_length=24))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     # (after pretrain_language_model on general-domain text)
     history = ulmfit.fine_tune_language_model(lm, texts, words=20)
     print(history.history["perplexity"])
@@ -188,17 +174,7 @@ def classifier_from_language_model(lm, num_classes, sequence_length=None,
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    from kzoo.recipes import ulmfit
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
-                             lstm_dim=16),
-        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
-            tokenizer, sequence_length=24))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
     # The encoder starts from the language model's weights.
     np.testing.assert_array_equal(
@@ -230,17 +206,7 @@ def train_classifier(classifier, texts, labels, epochs=6, batch_size=16,
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    from kzoo.recipes import ulmfit
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
-                             lstm_dim=16),
-        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
-            tokenizer, sequence_length=24))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
     labels = [i % 2 for i in range(len(texts))]
     history = ulmfit.train_classifier(classifier, texts, labels, epochs=2,
@@ -261,17 +227,7 @@ def accuracy(classifier, texts, labels, batch_size=64):
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    from kzoo.recipes import ulmfit
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
-    lm = kzoo.AwdLstmLanguageModel(
-        kzoo.AwdLstmBackbone(tokenizer.vocabulary_size, embedding_dim=8,
-                             lstm_dim=16),
-        preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
-            tokenizer, sequence_length=24))
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
     score = ulmfit.accuracy(classifier, texts[:4], [0, 1, 0, 1])
     assert score in (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -50,7 +50,7 @@ def hub(tmp_path, monkeypatch):
 
 def named_style_preset(folder):
     """config.json, tokenizer.json and metadata.json only, as
-    scripts/make_albert_presets.py writes them."""
+    scripts/make_presets.py writes them."""
     folder.mkdir()
     backbone = kzoo.AlbertBackbone(vocabulary_size=ALBERT_VOCABULARY,
                                    name="albert_backbone", **SHAPE)

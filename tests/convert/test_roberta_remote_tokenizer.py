@@ -47,7 +47,7 @@ def hub(tmp_path, monkeypatch):
 
 def named_style_preset(folder):
     """config.json, tokenizer.json and metadata.json only, as
-    scripts/make_roberta_presets.py writes them."""
+    scripts/make_presets.py writes them."""
     folder.mkdir()
     backbone = kzoo.RobertaBackbone(
         vocabulary_size=50262, num_layers=1, num_heads=2, hidden_dim=8,

@@ -46,7 +46,7 @@ def hub(tmp_path, monkeypatch):
 
 def named_style_preset(folder):
     """config.json, tokenizer.json and metadata.json only, as
-    scripts/make_xlm_roberta_presets.py writes them."""
+    scripts/make_presets.py writes them."""
     folder.mkdir()
     backbone = kzoo.XLMRobertaBackbone(
         vocabulary_size=XLMR_VOCABULARY, num_layers=1, num_heads=2,

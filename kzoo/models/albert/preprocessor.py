@@ -55,12 +55,7 @@ class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
 
     Example:
     ```python
-    from kzoo import datasets
-    # albert_base_en_uncased's spiece.model comes with its weights
-    # (downloaded once). Offline: a small one in ALBERT's layout.
-    tokenizer = kzoo.AlbertTokenizer.from_texts(
-        datasets.austen_paragraphs("emma")[:100], "spiece.model",
-        vocabulary_size=300)
+    # Setup: the example of kzoo.AlbertPreprocessor (tokenizer).
     preprocessor = kzoo.AlbertMaskedLMPreprocessor(tokenizer,
                                                    sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

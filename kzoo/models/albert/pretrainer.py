@@ -61,17 +61,11 @@ class AlbertPretrainer(BertPretrainer):
 
     Example:
     ```python
-    from kzoo import datasets
-    # albert_base_en_uncased's spiece.model comes with its weights
-    # (downloaded once). Offline: a small one in ALBERT's layout.
-    tokenizer = kzoo.AlbertTokenizer.from_texts(
-        datasets.austen_paragraphs("emma")[:100], "spiece.model",
-        vocabulary_size=300)
+    # Setup: the example of kzoo.AlbertPretrainerPreprocessor (tokenizer;
+    # the sentence pairs first, second, labels).
     backbone = kzoo.AlbertBackbone(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=2,
         num_heads=2, hidden_dim=16, intermediate_dim=32, embedding_dim=8)
-    first, second, labels = kzoo.preprocessing.sentence_order_pairs(
-        datasets.austen_paragraphs("emma")[:4], seed=0)
     pretrainer = kzoo.AlbertPretrainer(
         backbone, preprocessor=kzoo.AlbertPretrainerPreprocessor(
             tokenizer, sequence_length=32))

@@ -83,11 +83,7 @@ class AwdLstmLanguageModelPreprocessor(AwdLstmPreprocessor):
 
     Example:
     ```python
-    from kzoo import datasets
-    from kzoo.models.awd_lstm.tokenizer import build_vocabulary
-    texts = datasets.austen_passages("emma", words=20)[:16]
-    build_vocabulary(texts, "vocab.txt", max_size=200)  # fastai's layout
-    tokenizer = kzoo.AwdLstmTokenizer(vocabulary="vocab.txt")
+    # Setup: the example of kzoo.AwdLstmPreprocessor (tokenizer).
     preprocessor = kzoo.AwdLstmLanguageModelPreprocessor(
         tokenizer, sequence_length=8)
     x, y, sample_weight = preprocessor(["The cat sat on the mat."])

@@ -22,16 +22,7 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
 
     Example:
     ```python
-    import json
-    from kzoo import presets
-    # bart_base_en's vocab.json comes with its weights (downloaded once).
-    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
-    gpt2 = presets.resolve("gpt2")
-    tokens = ["<s>", "<pad>", "</s>", "<unk>",
-              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
-    with open("vocab.json", "w") as f:
-        json.dump({token: i for i, token in enumerate(tokens)}, f)
-    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
+    # Setup: the example of kzoo.BartPreprocessor (tokenizer).
     preprocessor = kzoo.BartSeq2SeqLMPreprocessor(
         tokenizer, sequence_length=16, target_length=8)
     x, y, weights = preprocessor((["A long text."], ["Short."]))

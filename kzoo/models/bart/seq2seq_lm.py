@@ -67,20 +67,7 @@ class BartDenoisingLM(BartSeq2SeqLM):
 
     Example:
     ```python
-    import json
-    from kzoo import presets
-    # bart_base_en's vocab.json comes with its weights (downloaded once).
-    # Offline: GPT-2's BPE (kzoo ships it) in BART's layout.
-    gpt2 = presets.resolve("gpt2")
-    tokens = ["<s>", "<pad>", "</s>", "<unk>",
-              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
-    with open("vocab.json", "w") as f:
-        json.dump({token: i for i, token in enumerate(tokens)}, f)
-    tokenizer = kzoo.BartTokenizer("vocab.json", gpt2.file("merges.txt"))
-    backbone = kzoo.BartBackbone(
-        vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
-        num_heads=2, hidden_dim=16, intermediate_dim=32,
-        max_sequence_length=64)
+    # Setup: the example of kzoo.BartSeq2SeqLM (tokenizer, backbone).
     bart = kzoo.BartDenoisingLM(
         backbone, preprocessor=kzoo.BartDenoisingPreprocessor(
             tokenizer, sequence_length=16))

@@ -61,12 +61,7 @@ class DebertaV3MaskedLMPreprocessor(DebertaV3Preprocessor,
 
     Example:
     ```python
-    from kzoo import datasets
-    # deberta_v3_base_en's spm.model comes with its weights (downloaded
-    # once). Offline: a small one in DeBERTa-v3's layout.
-    tokenizer = kzoo.DebertaV3Tokenizer.from_texts(
-        datasets.austen_paragraphs("emma")[:100], "spm.model",
-        vocabulary_size=300)
+    # Setup: the example of kzoo.DebertaV3Preprocessor (tokenizer).
     preprocessor = kzoo.DebertaV3MaskedLMPreprocessor(tokenizer,
                                                       sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

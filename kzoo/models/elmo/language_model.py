@@ -102,12 +102,7 @@ class ElmoLanguageModel(Task):
 
     Example:
     ```python
-    # elmo_small_en's vocabulary comes with its weights (downloaded
-    # once); offline, a word list of our own:
-    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
-    with open("vocab.txt", "w") as f:
-        f.write("\\n".join(words))
-    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    # Setup: the example of kzoo.ElmoLanguageModelPreprocessor (tokenizer).
     backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,
                                  lstm_dim=16)   # small, random
     lm = kzoo.ElmoLanguageModel(

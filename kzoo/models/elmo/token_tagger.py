@@ -93,12 +93,7 @@ class ElmoTokenTagger(WordTagger, Task):
 
     Example:
     ```python
-    # elmo_small_en's vocabulary comes with its weights (downloaded
-    # once); offline, a word list of our own:
-    words = ["<S>", "</S>", "<UNK>", "the", "cat", "sat", "."]
-    with open("vocab.txt", "w") as f:
-        f.write("\\n".join(words))
-    tokenizer = kzoo.ElmoTokenizer("vocab.txt")
+    # Setup: the example of kzoo.ElmoTokenTaggerPreprocessor (tokenizer).
     # from_preset("elmo_small_en", label_names=[...]) starts from the
     # released biLM; a small random one here:
     backbone = kzoo.ElmoBackbone(filters=[[1, 4], [2, 8]], projection_dim=8,

@@ -68,16 +68,7 @@ class RobertaMaskedLMPreprocessor(RobertaPreprocessor,
 
     Example:
     ```python
-    import json
-    from kzoo import presets
-    # roberta_base_en's vocab.json comes with its weights (downloaded
-    # once). Offline: GPT-2's BPE (kzoo ships it) in RoBERTa's layout.
-    gpt2 = presets.resolve("gpt2")
-    tokens = ["<s>", "<pad>", "</s>", "<unk>",
-              *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
-    with open("vocab.json", "w") as f:
-        json.dump({token: i for i, token in enumerate(tokens)}, f)
-    tokenizer = kzoo.RobertaTokenizer("vocab.json", gpt2.file("merges.txt"))
+    # Setup: the example of kzoo.RobertaPreprocessor (tokenizer).
     preprocessor = kzoo.RobertaMaskedLMPreprocessor(
         tokenizer, sequence_length=32, masking="whole_word")
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])

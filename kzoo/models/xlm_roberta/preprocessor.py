@@ -43,12 +43,7 @@ class XLMRobertaMaskedLMPreprocessor(XLMRobertaPreprocessor,
 
     Example:
     ```python
-    from kzoo import datasets
-    # xlm_roberta_base_multi's sentencepiece.bpe.model comes with its
-    # weights (downloaded once). Offline: a small one in XLM-R's layout.
-    tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
-        datasets.austen_paragraphs("emma")[:100], "spm.model",
-        vocabulary_size=300)
+    # Setup: the example of kzoo.XLMRobertaPreprocessor (tokenizer).
     preprocessor = kzoo.XLMRobertaMaskedLMPreprocessor(tokenizer,
                                                        sequence_length=32)
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
