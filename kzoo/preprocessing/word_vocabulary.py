@@ -3,6 +3,12 @@
 import tensorflow as tf
 
 
+def split_words(texts):
+    """Whitespace tokenisation, as the original's `sentence.split()` on
+    pre-tokenised text: a tf string (batch) -> tf words (ragged)."""
+    return tf.strings.split(texts)
+
+
 class WordVocabulary:
     """Words <-> ids through a word list (id = line), unknown words
     `unk_token` (ELMo's `<UNK>`; AWD-LSTM's `xxunk`). The text algorithm

@@ -1,7 +1,6 @@
 """BERT as a sentence embedder (Sentence-BERT style pooling)."""
 
 import keras
-from keras import ops
 
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.tasks.task_wiring import task_inputs

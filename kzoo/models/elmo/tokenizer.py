@@ -5,18 +5,12 @@ import tensorflow as tf
 
 from kzoo.models.elmo.characters import BOS_TOKEN, EOS_TOKEN, character_ids_tf
 from kzoo.core.registry import register
-from kzoo.preprocessing.word_vocabulary import WordVocabulary
+from kzoo.preprocessing.word_vocabulary import WordVocabulary, split_words
 from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_lines_asset)
 
 UNK_TOKEN = "<UNK>"
 SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
-
-
-def split_words(texts):
-    """Whitespace tokenisation, as the original's `sentence.split()` on
-    pre-tokenised text: a tf string (batch) -> tf words (ragged)."""
-    return tf.strings.split(texts)
 
 
 @register

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from kzoo.models.gpt2.tokenizer import GPT2Tokenizer
 from kzoo.core.registry import register
+from kzoo.preprocessing.text import WHITESPACE
 
 BOS, PAD, EOS, UNK, MASK = "<s>", "<pad>", "</s>", "<unk>", "<mask>"
 
