@@ -117,8 +117,8 @@ def unpack(prefix, arrays):
 
 
 def train(step):
-    """Fit a saved task with SGD on preprocessed arrays; save its losses
-    and weights. Plain SGD, not Adam: Adam divides by the gradient's own
+    """Run a saved task forward on preprocessed arrays, then fit it with
+    SGD on them; save its outputs, losses and weights. Plain SGD, not Adam: Adam divides by the gradient's own
     size, so a weight whose true gradient is zero (a key bias) moves by
     the sign of round-off noise, which differs between backends."""
     import keras
@@ -130,11 +130,14 @@ def train(step):
         arrays = {k: data[k] for k in data.files}
     x, y, weights = (unpack(name, arrays)
                      for name in ("x", "y", "sample_weight"))
+    # The forward pass first (inference mode), then the step.
+    out = {f"out/{k}": v for k, v in
+           _flatten(model(x, training=False)).items()}
     model.compile(optimizer=keras.optimizers.SGD(step["learning_rate"]))
     batch = len(next(iter(x.values())))
     history = model.fit(x, y, sample_weight=weights, batch_size=batch,
                         epochs=step["epochs"], shuffle=False, verbose=0)
-    out = {"loss": np.asarray(history.history["loss"])}
+    out["loss"] = np.asarray(history.history["loss"])
     for weight in model.weights:
         out[f"weight/{weight.path}"] = keras.ops.convert_to_numpy(weight)
     np.savez(step["output"], **out)

@@ -14,7 +14,7 @@ import re
 # imports; any other module, the public classes and functions it defines
 # under their own names (not its imports, nor `presets.list`, an alias).
 PUBLIC_MODULES = (
-    "kzoo", "kzoo.training", "kzoo.metrics", "kzoo.preprocessing",
+    "kzoo", "kzoo.tasks", "kzoo.training", "kzoo.metrics", "kzoo.preprocessing",
     "kzoo.generation", "kzoo.distribution", "kzoo.datasets", "kzoo.convert",
     "kzoo.presets", "kzoo.recipes.ulmfit",
 )

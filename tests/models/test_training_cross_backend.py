@@ -1,8 +1,15 @@
-"""Same on every backend, for training: every registered task (but ELECTRA's
-pretrainer, which samples inside its step), from one set of weights and
-one batch as `fit` prepares it, takes the same SGD step on TensorFlow, JAX
-and PyTorch: the loss and every weight after the step agree within 1e-5,
-and each weight's change within 1% of its tensor's largest change.
+"""Same on every backend, forward and training: every registered task (but
+ELECTRA's pretrainer, which samples inside its step), from one set of
+weights and one batch as `fit` prepares it, gives the same outputs and
+takes the same SGD step on TensorFlow, JAX and PyTorch: every output
+agrees within 1e-5 (relative to its largest value, at least 1), the loss
+and every weight after the step within 1e-5, and each weight's change
+within 1% of its tensor's largest change.
+
+This is also what lets parity with `transformers` run in one backend's
+pass only (the tests of tests/convert are marked `once`): the parity
+tests hold the first backend to the original, and this file holds the
+others to the first, output for output.
 
 This is what lets the long "the loss falls on real text" tests (marked
 `convergence`) run in one backend's pass only: the layers, losses and
@@ -162,6 +169,25 @@ def exchange(tmp_path_factory):
 def test_only_named_tasks_are_left_out():
     registered = {param.values[0].__name__ for param in params(Task)}
     assert set(RANDOM_IN_THE_STEP) <= registered
+
+
+@pytest.mark.parametrize("other", OTHERS)
+def test_forward_outputs_agree(exchange, other):
+    """Every output of every task, in inference mode, before the step."""
+    root, mine, _ = exchange
+    failures = []
+    for name, ours in mine.items():
+        with np.load(root / other / f"{name}.npz") as data:
+            theirs = {k: data[k] for k in data.files if k.startswith("out/")}
+        outputs = {k: v for k, v in ours.items() if k.startswith("out/")}
+        assert outputs and sorted(theirs) == sorted(outputs), name
+        for key, value in outputs.items():
+            scale = max(1.0, float(np.max(np.abs(value))))
+            difference = float(np.max(np.abs(theirs[key] - value)))
+            if difference > ATOL * scale:
+                failures.append(f"{name} {key}: max |diff| {difference:.1e}"
+                                f" (largest value {scale:.1e})")
+    assert not failures, f"{THIS} vs {other}:\n" + "\n".join(failures)
 
 
 @pytest.mark.parametrize("other", OTHERS)
