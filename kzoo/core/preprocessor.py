@@ -116,6 +116,8 @@ class Preprocessor(keras.layers.Layer):
                 f"{describe(sequence_length)}.")
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
+        # Strings in: Keras' private flags, as in `Tokenizer.__init__`
+        # (kzoo/utils/private_apis.py).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
@@ -243,7 +245,8 @@ class Preprocessor(keras.layers.Layer):
     def prepare(self, x, y=None, sample_weight=None):
         """The part of `call` that gives the same outputs for the same
         text (tokenizing, packing), which a task runs once over in-memory
-        text (`kzoo.core.task.preprocess_once`). Default: all of it."""
+        text (`kzoo.core.input_pipeline.preprocess_once`). Default: all of
+        it."""
         return self.call(x, y, sample_weight)
 
     def draw(self, *prepared):

@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from kzoo.core.text_tensors import as_tf
 from kzoo.core.tokenizer import Tokenizer, TokenizerAssetError, _Unsaved
+from kzoo.utils import private_apis
 
 # Begins each word's first piece (SentencePiece's escaped space, U+2581).
 WORD_START = "\u2581"
@@ -286,7 +287,7 @@ class SentencePieceTokenizer(Tokenizer):
         hub = self._hub()
         if not tf.executing_eagerly():
             with tf.init_scope():
-                hub._set_proto_tf(hub.proto)
+                remake_tf_model(hub)
         return hub
 
     # ------------------------------------------------------------------
@@ -327,6 +328,20 @@ class SentencePieceTokenizer(Tokenizer):
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_tokens]
+
+
+def remake_tf_model(hub):
+    """Make a keras-hub SentencePieceTokenizer's tensorflow-text model
+    afresh (see `_graph_ready_hub`).
+
+    `_set_proto_tf` is keras-hub's private method that makes only that
+    model (checked on keras-hub 0.32.0; kzoo/utils/private_apis.py).
+    Without it, the public `set_proto` makes it too, and rebuilds the
+    vocabulary tables from the same proto (slower; the same tokenizer)."""
+    if private_apis.has("keras-hub:SentencePieceTokenizer._set_proto_tf"):
+        hub._set_proto_tf(hub.proto)
+    else:
+        hub.set_proto(hub.proto)
 
 
 def _model_ids(ids, to_piece):

@@ -6,14 +6,15 @@ import keras
 import tensorflow as tf
 
 from kzoo import presets
-from kzoo.distribution.processes import in_torch_process_group
 from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
-from kzoo.core import head_weights, labels
+from kzoo.core import head_weights, input_pipeline, labels
 from kzoo.core.arguments import ArgumentError, CheckedArguments, describe
 from kzoo.core.backbone import Backbone
+from kzoo.core.input_pipeline import (DEFAULT_BATCH_SIZE, FitValidation,
+                                      InMemoryBatches)
 from kzoo.core.preprocessor import Preprocessor
 from kzoo.core.registry import class_entry, get_class
-from kzoo.training.schedules import PlannedSchedule
+from kzoo.training.schedules import planned_schedule_of
 from kzoo.utils.files import atomic_write
 from kzoo.utils.weights import load_weights_checked
 
@@ -147,6 +148,9 @@ class Task(CheckedArguments, keras.Model):
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # TensorFlow only: Keras' own version breaks on dict inputs under
         # MultiWorkerMirroredStrategy (see tf_strategy.symbolic_build).
+        # A private Keras hook (checked on Keras 3.15.1; listed in
+        # kzoo/utils/private_apis.py): a Keras without it never calls
+        # this, and builds the model its own way.
         symbolic_build(self, iterator=iterator, data_batch=data_batch)
 
     # ------------------------------------------------------------------
@@ -190,76 +194,27 @@ class Task(CheckedArguments, keras.Model):
         else:
             data = keras.utils.pack_x_y_sample_weight(
                 self._text_tensors(x), y, sample_weight)
-            prepared = preprocess_once(
+            prepared = input_pipeline.preprocess_once(
                 tf.data.Dataset.from_tensor_slices(data), self.preprocessor)
-            if self._batches_from_arrays():
-                return InMemoryBatches(prepared, batch_size or 32, shuffle)
+            batch_size = batch_size or DEFAULT_BATCH_SIZE
+            if input_pipeline.batches_from_arrays(
+                    self, maps_per_batch=self._maps_every_batch()):
+                return InMemoryBatches(prepared, batch_size, shuffle)
             dataset = tf.data.Dataset.from_tensor_slices(prepared)
             if shuffle:
                 dataset = dataset.shuffle(
                     int(dataset.cardinality()), reshuffle_each_iteration=True)
-            dataset = dataset.batch(batch_size or 32)
+            dataset = dataset.batch(batch_size)
             if self.preprocessor.draws_per_call:  # fresh masks per batch
                 dataset = dataset.map(self.preprocessor.traced("draw"),
                                       num_parallel_calls=autotune)
         return self.adapt_batches(dataset).prefetch(autotune)
 
-    def _batches_from_arrays(self):
-        """Whether prepared in-memory examples go to Keras as NumPy
-        arrays (Keras shuffles and batches them each epoch) rather than as
-        a tf.data pipeline.
-
-        On JAX, each new epoch's tf.data iterator stalled the first step
-        of the epoch while the previous steps still ran (12-30 s at each
-        epoch start, fine-tuning MiniLM on a 2-core machine; 0 s from
-        arrays). On torch, Keras' loader over the tf.data iterator stalled
-        at the end of epochs instead (4-5 s on an idle 2-core machine, up
-        to 52 s under load; 0.01 s from arrays). TensorFlow's steps read
-        tf.data natively, so it keeps the pipeline; so does a
-        preprocessor that draws per batch (masks), or a task that adapts
-        the batches (both are tf.data maps)."""
-        # A multi-process distribution shards a tf.data pipeline across
-        # the processes and refuses arrays; torch's DDP processes keep the
-        # pipeline they are tested with (the same order on every rank).
-        return (keras.backend.backend() in ("jax", "torch")
-                and not self._multi_process()
-                and not self.preprocessor.draws_per_call
-                and type(self).adapt_batches is Task.adapt_batches)
-
-    def _multi_process(self):
-        """Whether the steps run in several processes (keras.distribution
-        across hosts, torch DDP, tf.distribute across workers), each
-        reading its shard of the input pipeline."""
-        distribution = keras.distribution.distribution()
-        strategy = getattr(self, "_distribute_strategy", None)
-        return (getattr(distribution, "_is_multi_process", False)
-                or in_torch_process_group()
-                or isinstance(strategy,
-                              tf.distribute.MultiWorkerMirroredStrategy))
-
-    def _one_iterator_for_all_epochs(self, dataset, steps_key, fit_kwargs):
-        """A pipeline `_make_dataset` built (from in-memory examples or
-        the user's dataset), repeated, with `steps_key` (`steps_per_epoch`
-        or `validation_steps`) set to one pass: Keras then walks a single
-        iterator through every epoch instead of making a new one per
-        epoch.
-
-        On TensorFlow, a new epoch's iterator stalled the epoch's first
-        step 4-7 s at random epochs (MiniLM fine-tune, 512 passages, 2-core
-        machine; ~20 s per epoch at 2048); over the repeated pipeline no
-        epoch stalled (4 epochs: fit 72 s against 84-89 s). Each pass
-        still reshuffles, and per-batch draws (masks) stay fresh. A
-        user's steps count, a pipeline of unknown length, and several
-        processes (each reading its own shard, so one pass is not
-        `cardinality` steps) keep Keras' iterator per epoch."""
-        if not isinstance(dataset, tf.data.Dataset) \
-                or fit_kwargs.get(steps_key) is not None \
-                or self._multi_process():
-            return dataset, fit_kwargs
-        steps = int(dataset.cardinality())
-        if steps <= 0:
-            return dataset, fit_kwargs
-        return dataset.repeat(), {**fit_kwargs, steps_key: steps}
+    def _maps_every_batch(self):
+        """Whether the pipeline maps each batch: a preprocessor that draws
+        per batch (fresh masks), or a task that adapts the batches."""
+        return bool(self.preprocessor.draws_per_call) or \
+            type(self).adapt_batches is not Task.adapt_batches
 
     def adapt_batches(self, dataset):
         """The preprocessed batches as the task trains on them: unchanged,
@@ -299,8 +254,9 @@ class Task(CheckedArguments, keras.Model):
                 *validation_data, batch_size=batch_size)
             if isinstance(validation_data, InMemoryBatches):
                 validation_data = validation_data.data
-            validation_data, kwargs = self._one_iterator_for_all_epochs(
-                validation_data, "validation_steps", kwargs)
+            validation_data, kwargs = \
+                input_pipeline.one_iterator_for_all_epochs(
+                    self, validation_data, "validation_steps", kwargs)
         if isinstance(dataset, InMemoryBatches):
             self._plan_learning_rate(dataset.x, dataset.batch_size, kwargs)
         else:
@@ -309,7 +265,8 @@ class Task(CheckedArguments, keras.Model):
         # Validation arrays without a preprocessor are not checked here.
         checked = self._ids_checked_before(
             x, validation_data is None or self.preprocessor is not None)
-        with labels.reraise_label_errors(), checked:
+        with labels.reraise_label_errors(), checked, \
+                FitValidation.during_fit(self, validation_data):
             if dataset is None:
                 if isinstance(x, tf.data.Dataset):
                     # Already batched (pretraining batches, e.g.): the
@@ -326,8 +283,8 @@ class Task(CheckedArguments, keras.Model):
                                    validation_data=validation_data, **kwargs)
             # Shuffling happened in _make_dataset (a Dataset ignores
             # `shuffle`).
-            dataset, kwargs = self._one_iterator_for_all_epochs(
-                dataset, "steps_per_epoch", kwargs)
+            dataset, kwargs = input_pipeline.one_iterator_for_all_epochs(
+                self, dataset, "steps_per_epoch", kwargs)
             return super().fit(dataset, validation_data=validation_data,
                                shuffle=False, **kwargs)
 
@@ -335,13 +292,12 @@ class Task(CheckedArguments, keras.Model):
         """Let kzoo's schedules (the default: warmup, then linear decay to
         0) span the steps this `fit` will take; see
         `kzoo.training.schedules`."""
-        # Keras keeps the schedule in `_learning_rate`; only kzoo's own
-        # schedule is planned, a user's optimizer is left as it is.
-        schedule = getattr(self.optimizer, "_learning_rate", None)
-        if not isinstance(schedule, PlannedSchedule):
+        # Only kzoo's own schedule is planned, a user's is left as it is.
+        schedule = planned_schedule_of(self.optimizer)
+        if schedule is None:
             return
-        steps = fit_kwargs.get("steps_per_epoch") or _steps_per_epoch(
-            data, batch_size)
+        steps = fit_kwargs.get("steps_per_epoch") or \
+            input_pipeline.steps_per_epoch(data, batch_size)
         epochs = fit_kwargs.get("epochs", 1) - fit_kwargs.get(
             "initial_epoch", 0)
         total = steps * epochs if steps else None
@@ -351,7 +307,7 @@ class Task(CheckedArguments, keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
-        if kwargs.get("_use_cached_eval_dataset"):
+        if FitValidation.is_fits_validation(self, x, kwargs):
             # `fit`'s validation after each epoch: Keras evaluates the
             # dataset `fit` built from `validation_data` (preprocessed
             # there), and `x` is that dataset: it must not be preprocessed
@@ -563,89 +519,3 @@ def _load_heads(task, preset, saved_task):
             f"{preset.name!r} has no pretrained weights for it, so its "
             "outputs mean nothing until you train it.",
             presets.RandomHeadWarning, stacklevel=3)
-
-
-def _steps_per_epoch(data, batch_size):
-    """Batches in one pass over `data` (a batched tf.data.Dataset, or
-    arrays batched by `fit`); None when that cannot be known."""
-    if isinstance(data, tf.data.Dataset):
-        cardinality = int(data.cardinality())
-        return cardinality if cardinality > 0 else None
-    leaves = keras.tree.flatten(data)
-    if not leaves or not hasattr(leaves[0], "__len__"):
-        return None
-    return -(-len(leaves[0]) // (batch_size or 32))
-
-
-
-class InMemoryBatches:
-    """Prepared in-memory examples as NumPy arrays, with how Keras is to
-    batch them (`Task._batches_from_arrays`).
-
-    `arrays()` gives them as keyword arguments of `fit` and `evaluate`
-    (whose third positional argument is `batch_size`, not
-    `sample_weight`); `data` as the tuple Keras takes for
-    `validation_data`.
-    """
-
-    def __init__(self, prepared, batch_size, shuffle):
-        arrays = keras.tree.map_structure(lambda t: t.numpy(), prepared)
-        self.x, self.y, self.sample_weight = \
-            keras.utils.unpack_x_y_sample_weight(arrays)
-        self.batch_size = batch_size
-        self.shuffle = bool(shuffle)
-
-    def arrays(self):
-        return {"x": self.x, "y": self.y, "sample_weight": self.sample_weight}
-
-    @property
-    def data(self):
-        """`(x,)`, `(x, y)` or `(x, y, sample_weight)`."""
-        data = [self.x, self.y, self.sample_weight]
-        while data[-1] is None:  # positions matter: drop trailing Nones
-            data.pop()
-        return tuple(data)
-
-
-# Examples per preprocessing call in `preprocess_once`: large enough that
-# the calls are few, small enough that one call's tensors stay small.
-PREPROCESS_CHUNK = 1024
-# Up to this many examples (one chunk), `preprocess_once` runs the
-# preprocessor eagerly. Its traced graph costs 0.6 s (WordPiece) to 4 s
-# (byte-level BPE) on first use, most of it TensorFlow optimising the
-# graph, and each new input signature (fit's texts with labels,
-# predict's without, pairs) pays it again. Eagerly, 1,024 texts take
-# 0.5-0.6 s (measured on 2 cores; 256 texts: 0.16-0.2 s eagerly against
-# 0.6-3.8 s for the graph's first call). Above that, the graph's lower
-# cost per example (0.04-0.25 ms, against ~0.6 ms) wins.
-EAGER_PREPROCESS_LIMIT = 1024
-
-
-def preprocess_once(examples, preprocessor):
-    """In-memory examples (a dataset of raw elements) -> the deterministic
-    part of their preprocessing (`Preprocessor.prepare`: tokenizing,
-    packing), for all of them, as tf tensors.
-
-    The same text gives the same packed rows every epoch, so `fit` runs
-    that part once rather than in a `dataset.map` that every epoch's
-    iterator instantiates anew (seconds per epoch for a tokenizer's graph:
-    most of a small fine-tuning run's time); what is drawn per batch
-    (masks) stays in the pipeline (`Preprocessor.draw`). Packed rows have
-    a fixed length, so the chunks concatenate.
-    """
-    element = examples.element_spec
-    if isinstance(element, tuple) and len(element) > 1:
-        preprocessor.refuse_labels(element[1], None)
-    if examples.cardinality() <= EAGER_PREPROCESS_LIMIT:
-        preprocessor._ensure_setup()
-        prepare = preprocessor.prepare
-    else:
-        prepare = preprocessor.traced("prepare")
-    # The traced graph is called directly, chunk by chunk: inside a
-    # `dataset.map` every call's new iterator would optimise it anew
-    # (1.5-2 s each for byte-level BPE).
-    chunks = [prepare(*element) if isinstance(element, tuple) else
-              prepare(element)
-              for element in examples.batch(PREPROCESS_CHUNK)]
-    return keras.tree.map_structure(
-        lambda *parts: tf.concat(parts, axis=0), *chunks)

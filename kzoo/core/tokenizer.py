@@ -89,6 +89,9 @@ class Tokenizer(keras.layers.Layer):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Strings in, ints out: no autocasting and no tensor conversion.
+        # Keras' private flags, set as its own and keras-hub's preprocessing
+        # layers set them (checked on Keras 3.15.1; no public way exists;
+        # kzoo/utils/private_apis.py, tests/test_private_apis.py).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self._inner = _Unsaved()

@@ -133,7 +133,8 @@ class _BatchShares:
         if replicas == 1:
             return dataset.prefetch(tf.data.AUTOTUNE)
         if replicas >= self.num_processes:
-            shards, index = self.num_processes, self._process_id
+            # Keras' public `data_shard_id` is then the process' index.
+            shards, index = self.num_processes, self.data_shard_id
         else:  # A replica spans processes: they read the same share.
             shards, index = replicas, self.data_shard_id
 

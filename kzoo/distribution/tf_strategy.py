@@ -25,8 +25,10 @@ import contextlib
 import glob
 import os
 
+import keras
 import tensorflow as tf
 
+from kzoo.utils import private_apis
 from kzoo.utils.files import TF_CONFIG_FIX, loads_json
 
 # Strategies own devices (TPU initialisation, collective ops); make each once.
@@ -124,10 +126,30 @@ def compile_scope(model):
         classifier.compile(optimizer="adam")
     ```
     """
-    model_strategy = getattr(model, "_distribute_strategy", None)
-    if model_strategy is None:
+    built_under = model_strategy(model)
+    if built_under is None:
         return contextlib.nullcontext()
-    return model_strategy.scope()
+    return built_under.scope()
+
+
+def model_strategy(model):
+    """The `tf.distribute` strategy `model` was built under, or None
+    (built outside any, or not on TensorFlow).
+
+    Keras records it in the private `_distribute_strategy` (checked on
+    Keras 3.15.1; kzoo/utils/private_apis.py). Without it, the public
+    `distribute_strategy` gives the recorded strategy, or else the one
+    in force now: TensorFlow's default strategy outside any scope, which
+    means none here."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    if private_apis.has("keras:Model._distribute_strategy"):
+        return model._distribute_strategy
+    strategy = getattr(model, "distribute_strategy", None)
+    if strategy is None or (not tf.distribute.has_strategy()
+                            and strategy is tf.distribute.get_strategy()):
+        return None
+    return strategy
 
 
 def symbolic_build(model, iterator=None, data_batch=None):
@@ -138,9 +160,16 @@ def symbolic_build(model, iterator=None, data_batch=None):
     learn its shapes; MultiWorkerMirroredStrategy cannot reduce a dict of
     inputs (keras-team/keras#20329), so every kzoo task would fail there.
     One replica's batch has the same structure and dtypes.
+
+    `_maybe_symbolic_build` (the hook `Task` overrides) and
+    `_symbolic_build` are Keras' private methods (checked on Keras 3.15.1;
+    kzoo/utils/private_apis.py). Without `_symbolic_build`, Keras builds
+    the model when it traces the train function, as it does for a model
+    built outside any strategy.
     """
-    strategy = model._distribute_strategy
-    if strategy is None:
+    strategy = model_strategy(model)
+    if strategy is None or not private_apis.has(
+            "keras:Model._maybe_symbolic_build"):
         return  # Keras builds when the train function is traced.
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         _log_rank1_metrics(model)

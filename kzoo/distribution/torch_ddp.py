@@ -25,6 +25,7 @@ The logged loss is the global batch's; other metrics are those of the
 local share.
 """
 
+import inspect
 import os
 
 import keras
@@ -33,6 +34,12 @@ import torch
 import torch.distributed as dist
 from keras import tree
 from torch.nn.parallel import DistributedDataParallel
+
+from kzoo.utils import private_apis
+
+# Keras' private parts of its torch train step that `wrap` repeats (checked
+# on Keras 3.15.1; kzoo/utils/private_apis.py); the public fallbacks below.
+_TRAIN_STEP_PARTS = "keras:Trainer.torch-train-step"
 
 
 def initialize_process_group():
@@ -45,6 +52,34 @@ def initialize_process_group():
         dist.init_process_group("nccl")
     else:
         dist.init_process_group("gloo")
+
+
+def call_takes_training(task):
+    """Whether `task.call` names a `training` argument (Keras passes it
+    only then)."""
+    if private_apis.has(_TRAIN_STEP_PARTS):
+        return task._call_has_training_arg
+    return "training" in inspect.signature(task.call).parameters
+
+
+def training_loss(task, x, y, y_pred, sample_weight):
+    """The step's loss, as Keras' train step computes it: `compute_loss`
+    with `training=True` where the override takes it (Keras 3.3 added
+    the argument)."""
+    if private_apis.has(_TRAIN_STEP_PARTS):
+        return task._compute_loss(x=x, y=y, y_pred=y_pred,
+                                  sample_weight=sample_weight, training=True)
+    if "training" in inspect.signature(task.compute_loss).parameters:
+        return task.compute_loss(x, y, y_pred, sample_weight, training=True)
+    return task.compute_loss(x, y, y_pred, sample_weight)
+
+
+def loss_tracker(task):
+    """The metric that logs the loss (Keras lists it first among a
+    compiled model's metrics, named "loss")."""
+    if private_apis.has(_TRAIN_STEP_PARTS):
+        return task._loss_tracker
+    return next(m for m in task.metrics if m.name == "loss")
 
 
 def share_bounds(batch_size, rank, world_size):
@@ -100,18 +135,17 @@ def wrap(task, find_unused_parameters=True):
         batch_size = int(tree.flatten(x)[0].shape[0])
         start, stop, weight = share_bounds(batch_size, rank, world_size)
         x, y, sample_weight = _take((x, y, sample_weight), start, stop)
-        if task._call_has_training_arg:
+        if call_takes_training(task):
             y_pred = ddp(x, training=True)
         else:
             y_pred = ddp(x)
         task.zero_grad()
-        loss = task._compute_loss(x=x, y=y, y_pred=y_pred,
-                                  sample_weight=sample_weight, training=True)
+        loss = training_loss(task, x, y, y_pred, sample_weight)
         weighted_loss = loss * weight
         # Log the loss of the global batch, as the other backends do.
         global_loss = weighted_loss.detach().clone()
         dist.all_reduce(global_loss)
-        task._loss_tracker.update_state(global_loss / world_size,
+        loss_tracker(task).update_state(global_loss / world_size,
                                         sample_weight=batch_size)
         task.optimizer.scale_loss(weighted_loss).backward()
         trainable_weights = task.trainable_weights[:]

@@ -133,10 +133,11 @@ class ProjectedLSTM(keras.layers.Layer):
 
     # The carried states are not weights: saving leaves them out, so a
     # stateful layer's file loads into a stateless one and the reverse
-    # (a loaded stateful layer starts from zero states).
+    # (a loaded stateful layer starts from zero states). The layer has no
+    # sub-layers, so `weights` is its own variables, in the order Keras
+    # saves them (trainable, then not).
     def _saved_variables(self):
-        return [v for v in self._trainable_variables
-                + self._non_trainable_variables if not is_runtime_state(v)]
+        return [v for v in self.weights if not is_runtime_state(v)]
 
     def save_own_variables(self, store):
         for i, variable in enumerate(self._saved_variables()):

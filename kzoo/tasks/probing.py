@@ -32,6 +32,7 @@ import numpy as np
 
 from kzoo.core.backbone import _BLOCK_NAME, Backbone
 from kzoo.layers.pooling import TokenPooling
+from kzoo.utils import private_apis
 
 
 # "token": no pooling, one example per labelled token (token-level probes).
@@ -125,7 +126,12 @@ def _block_calls(backbone):
     """The calls (graph nodes) of the backbone's numbered blocks, in the
     order the graph runs them."""
     # Keras' functional graph, as `map_graph` ordered it when the backbone
-    # was built (the public API lists layers, not the calls of each).
+    # was built (the public API lists layers, not the calls of each: a
+    # shared block's calls are out of its reach). Private to Keras
+    # (checked on 3.15.1; kzoo/utils/private_apis.py), with no public
+    # fallback: a Keras without it gets an error naming the entry.
+    private_apis.require("keras:Functional._nodes_by_depth",
+                         "kzoo.tasks.probing")
     by_depth = backbone._nodes_by_depth  # depth 0: the outputs' nodes
     nodes = [node for depth in sorted(by_depth, reverse=True)
              for node in by_depth[depth]]

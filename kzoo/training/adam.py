@@ -6,11 +6,12 @@ parameter on torch and TensorFlow.
 backend (to float rounding). They differ in how the update runs.
 Keras' torch Adam makes ~10 `torch._foreach_*` passes over the parameters
 per step, five of which allocate a temporary the size of the model, plus
-one more for the weight decay. torch ships a fused AdamW kernel
-(`torch._fused_adamw_`, the one `torch.optim.AdamW(fused=True)` and
-transformers' Trainer use) that reads and writes each parameter once: a
-4-layer BERT-base-wide training step (8 x 128, CPU) took 1,018-1,051 ms
-with it against 1,127-1,444 ms with Keras' update.
+one more for the weight decay. torch ships a fused AdamW kernel (the one
+`torch.optim.AdamW(fused=True)` and transformers' Trainer use, reached
+through torch's public functional `torch.optim.adamw.adamw`) that reads
+and writes each parameter once: a 4-layer BERT-base-wide training step
+(8 x 128, CPU) took 1,018-1,051 ms with it against 1,127-1,444 ms with
+Keras' update.
 
 On TensorFlow, Keras' update is ~10 ops per variable, each its own pass
 (grappler does not fuse them on CPU); `tf.raw_ops.ResourceApplyAdam` is
@@ -28,47 +29,74 @@ decoupled in both (Keras applies it for Adam too) and comes before the
 update in both.
 """
 
+import functools
 import math
 
 import keras
 
+from kzoo.utils import private_apis
+
+# Keras' optimizer internals the fused update overrides and reads (see the
+# table in kzoo/utils/private_apis.py; checked on Keras 3.15.1). Without
+# them Keras' own update runs: the same numbers, ~10 passes per variable.
+_KERAS_HOOKS = "keras:optimizer-hooks"
+
 
 def _fused_kernel():
-    """`torch._fused_adamw_` when the backend is torch and has it (torch
-    >= 2.4 on CPU), else None."""
+    """torch's fused AdamW step when the backend is torch (its public
+    functional API, `torch.optim.adamw.adamw` with `fused=True`: one
+    `torch._fused_adamw_` call per device and dtype), else None."""
     if keras.backend.backend() != "torch":
         return None
+    # Public: in torch.optim.adamw's __all__ (torch's rule for public
+    # names), though the package hides the module's name.
+    from torch.optim.adamw import adamw
+    return functools.partial(adamw, fused=True)
+
+
+def _fused_supported(values):
+    """Whether torch's fused kernel takes these tensors (a floating dtype
+    on a device that has the kernel: CPU from torch 2.4, CUDA, ...).
+    Asked through the public constructor, which refuses what the kernel
+    does not take, on a one-element tensor per device and dtype."""
     import torch
-    return getattr(torch, "_fused_adamw_", None)
-
-
-def _fused_devices():
-    import torch.utils._foreach_utils as foreach_utils
-    return set(foreach_utils._get_fused_kernels_supported_devices())
+    kinds = {(value.device, value.dtype) for value in values}
+    for device, dtype in kinds:
+        if not dtype.is_floating_point:
+            return False
+        try:
+            torch.optim.AdamW([torch.zeros(1, device=device, dtype=dtype)],
+                              fused=True)
+        except RuntimeError:
+            return False
+    return True
 
 
 class FusedAdamMixin:
     """Runs a Keras Adam/AdamW update as one fused kernel per parameter:
-    `torch._fused_adamw_` on torch (`_backend_update_step`, all variables
+    torch's fused AdamW on torch (`_backend_update_step`, all variables
     at once), `ResourceApplyAdam` on TensorFlow (`update_step`, per
     variable, where Keras' tf.distribute routing calls it).
 
     Mixed in before `keras.optimizers.Adam` or `keras.optimizers.AdamW`;
-    on JAX, or for variables the kernels do not take (on torch a device
+    on JAX, for variables the kernels do not take (on torch a device
     without the kernel or a non-floating dtype; on TensorFlow a variable
-    without a resource handle), Keras' update runs.
+    without a resource handle), or with a Keras whose optimizer internals
+    differ from those checked (kzoo/utils/private_apis.py), Keras' update
+    runs.
     """
 
     def build(self, variables):
         if self.built:
             return
         super().build(variables)
-        kernel = _fused_kernel()
-        if kernel is not None:
-            devices = _fused_devices()
-            if not all(v.value.device.type in devices
-                       and v.value.is_floating_point() for v in variables):
-                kernel = None
+        slots = private_apis.ADAM_SLOTS[:3 if self.amsgrad else 2]
+        self._fused_ready = private_apis.has(_KERAS_HOOKS) and all(
+            hasattr(self, name) for name in slots)
+        kernel = _fused_kernel() if self._fused_ready else None
+        if kernel is not None and not _fused_supported(
+                [v.value for v in variables]):
+            kernel = None
         self._fused_adamw = kernel
 
     def _apply_weight_decay(self, variables):
@@ -88,6 +116,7 @@ class FusedAdamMixin:
     def update_step(self, gradient, variable, learning_rate):
         # TensorFlow's path (`_backend_update_step` calls this per variable).
         if (keras.backend.backend() != "tensorflow"
+                or not getattr(self, "_fused_ready", False)
                 or not hasattr(variable, "handle")):
             return super().update_step(gradient, variable, learning_rate)
         import tensorflow as tf
@@ -138,9 +167,12 @@ class FusedAdamMixin:
                 group[4].append(self._velocity_hats[index].value)
         for (decay, device, _), (values, grads, m, v, v_max) in (
                 groups.items()):
-            # The kernel reads the step from a tensor per parameter (torch
-            # keeps one each); ours is shared, so one tensor serves all.
-            steps = [torch.tensor(step, device=device)] * len(values)
+            # torch keeps a step tensor per parameter and adds 1 to each
+            # before the kernel reads it; ours is shared, so each step
+            # starts the group's views of one tensor at the previous step.
+            steps = list(torch.full((len(values),), step - 1.0,
+                                    dtype=torch.float32,
+                                    device=device).unbind(0))
             self._fused_adamw(
                 values, grads, m, v, v_max, steps, lr=learning_rate,
                 beta1=float(self.beta_1), beta2=float(self.beta_2),

@@ -32,6 +32,7 @@ import keras
 
 from kzoo.training.adam import Adam, AdamW
 from kzoo.training.optimizers import NO_DECAY_NAMES
+from kzoo.utils import private_apis
 
 _SCALE_PREFIX = "layer_group_scale_"
 
@@ -130,6 +131,12 @@ class LayerwiseMixin:
     def build(self, variables):
         if self.built:
             return
+        # The per-group rate and decay run through Keras' private update
+        # hooks (`_backend_update_step`, `_apply_weight_decay`, checked on
+        # Keras 3.15.1; kzoo/utils/private_apis.py). No public API scales
+        # one optimizer's rate per variable, so without them: a clear
+        # error, not an update at one rate for every group.
+        private_apis.require("keras:optimizer-hooks", type(self).__name__)
         # Before the base build: the scales are optimizer variables (saved,
         # and part of the optimizer state a compiled JAX step carries).
         self.group_scales = [

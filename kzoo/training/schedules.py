@@ -17,6 +17,8 @@ peak.
 import keras
 from keras import ops
 
+from kzoo.utils import private_apis
+
 
 class PlannedSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """A schedule over a number of steps that `Task.fit` sets (`plan`):
@@ -69,6 +71,22 @@ class PlannedSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
+def planned_schedule_of(optimizer):
+    """The kzoo schedule `optimizer` runs (a `PlannedSchedule`), or None:
+    a constant rate, or a schedule of the user's, which `fit` leaves as it
+    is.
+
+    Keras keeps the schedule in the private `_learning_rate` (its public
+    `learning_rate` is the current value; checked on Keras 3.15.1;
+    kzoo/utils/private_apis.py). Without it, the schedule is looked for
+    among the optimizer's attributes: the same object."""
+    if private_apis.has("keras:Optimizer._learning_rate"):
+        schedule = getattr(optimizer, "_learning_rate", None)
+        return schedule if isinstance(schedule, PlannedSchedule) else None
+    return next((value for value in vars(optimizer).values()
+                 if isinstance(value, PlannedSchedule)), None)
+
+
 class WarmupLinearDecay(PlannedSchedule):
     """`peak * step / warmup` for the first `warmup_fraction` of the steps,
     then `peak * (total - step) / (total - warmup)`, never below 0.

@@ -1,7 +1,8 @@
 """`Task.fit` on in-memory text: every epoch is one pass over the
 examples, each seen once (the short last batch included), in a new order
 per epoch; on TensorFlow the passes come from one repeated pipeline, on
-JAX and torch from NumPy arrays (see `Task._batches_from_arrays`)."""
+JAX and torch from NumPy arrays (see
+`kzoo.core.input_pipeline.batches_from_arrays`)."""
 
 import keras
 import numpy as np

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 import kzoo
 from helpers import to_numpy, without_names
-from kzoo.core import task as task_module
+from kzoo.core import input_pipeline
 from kzoo.core.preprocessor import Preprocessor
 from kzoo.utils import traced
 from text_testing import (SEQUENCE_LENGTH, example_labels, example_texts,
@@ -164,11 +164,12 @@ def test_prepared_once_the_same_eagerly_and_traced(preprocessor_cls, built,
     preprocessor = built(preprocessor_cls)
     x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
     examples = text_dataset(preprocessor_cls, x, y)
-    assert int(examples.cardinality()) <= task_module.EAGER_PREPROCESS_LIMIT
-    eager = task_module.preprocess_once(examples, preprocessor)
+    assert int(examples.cardinality()) <= \
+        input_pipeline.EAGER_PREPROCESS_LIMIT
+    eager = input_pipeline.preprocess_once(examples, preprocessor)
     assert "prepare" not in traced._FUNCTIONS.get(preprocessor, {})
-    monkeypatch.setattr(task_module, "EAGER_PREPROCESS_LIMIT", 0)
-    in_graph = task_module.preprocess_once(examples, preprocessor)
+    monkeypatch.setattr(input_pipeline, "EAGER_PREPROCESS_LIMIT", 0)
+    in_graph = input_pipeline.preprocess_once(examples, preprocessor)
     assert "prepare" in traced._FUNCTIONS[preprocessor]
     eager, in_graph = to_numpy(eager), to_numpy(in_graph)
     keras.tree.assert_same_structure(in_graph, eager)

@@ -10,12 +10,17 @@ from kzoo.core.shared_hub_tokenizers import (asset_key,
                                                shared_hub_tokenizer)
 from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
+from kzoo.utils import private_apis
+from kzoo.utils.traced import traced_method
 
 END_OF_TEXT = "<|endoftext|>"
 # Byte-level BPE spells bytes 0x00 and 0x01 as these characters.
 _NUL_TOKEN, _SOH_TOKEN = "\u0100", "\u0101"
 # ... and the space byte (0x20) as this one.
 _SPACE_SYMBOL = "\u0120"
+# keras-hub's private hook that `_GPT2BytePairTokenizer` overrides.
+_EAGER_HOOK = \
+    "keras-hub:BytePairTokenizer._set_vocabulary_and_merges_tokenizers"
 
 
 class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
@@ -29,6 +34,10 @@ class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
     `" "`, `"'t"`, `"old"` instead of `" '"`, `"told"`). GPT-2's pattern is
     what `tokenizers`' `ByteLevel(use_regex=True)` implements, so the eager
     path uses that. Both paths pass the 46 llama.cpp golden cases.
+
+    The hook and `_tokenizer` are keras-hub's private names (checked on
+    keras-hub 0.32.0; kzoo/utils/private_apis.py): without them
+    `GPT2Tokenizer` tokenizes eagerly through the TensorFlow path instead.
     """
 
     def _set_vocabulary_and_merges_tokenizers(self, vocabulary, merges):
@@ -128,6 +137,8 @@ class GPT2Tokenizer(Tokenizer):
         then those SOH tokens that stood for a NUL get NUL's id back, in
         text order. Eager calls run the `tokenizers` library, which is fine.
         """
+        if tf.executing_eagerly() and not private_apis.has(_EAGER_HOOK):
+            return self.tokenize_in_graph(texts)
         if tf.executing_eagerly() or isinstance(texts, tf.RaggedTensor):
             return super()._tokenize_tf(texts)
         unbatched = texts.shape.rank == 0
@@ -143,6 +154,20 @@ class GPT2Tokenizer(Tokenizer):
                 tf.strings.regex_replace(batch, "\\x00", "\x01"))
             ids = self._restore_nul(batch, ids)
         return ids[0] if unbatched else ids
+
+    def tokenize_in_graph(self, texts):
+        """Eager tf strings -> tf ids through keras-hub's TensorFlow path
+        (the one `tf.data` runs), in the function traced once per
+        tokenizer: what eager calls run when keras-hub lacks the hook that
+        fixes its eager path's pre-tokenizer (slower; the same ids)."""
+        traced = traced_method(
+            self, "_tokenize_tf",
+            input_signature=[tf.TensorSpec([None], tf.string)])
+        if isinstance(texts, tf.RaggedTensor):
+            return texts.with_flat_values(traced(texts.flat_values))
+        if texts.shape.rank == 0:
+            return traced(texts[tf.newaxis])[0]
+        return traced(texts)
 
     def _restore_nul(self, texts, ids):
         soh_id = self.token_to_id(_SOH_TOKEN)
