@@ -2,6 +2,7 @@
 suite once per backend (see README)."""
 
 import gc
+import json
 import os
 import sys
 from pathlib import Path
@@ -57,11 +58,41 @@ def _release_compiled_functions():
     gc.collect()
 
 
+# The seed every test starts from. scripts/measure_spread.py runs the
+# statistical tests under other seeds (KZOO_TEST_SEED) to measure the
+# spread their thresholds must keep clear of.
+SEED = int(os.environ.get("KZOO_TEST_SEED", "1234"))
+
+
 @pytest.fixture(autouse=True)
-def _seed():
-    """Every test starts from the same random state."""
-    keras.utils.set_random_seed(1234)
-    yield
+def _seed(request):
+    """Every test starts from the same random state; with
+    KZOO_RECORD_HISTORY set, every `fit`'s epoch metrics are appended to
+    that file (one JSON line per fit, with the test's id and the seed)."""
+    keras.utils.set_random_seed(SEED)
+    record = os.environ.get("KZOO_RECORD_HISTORY")
+    if not record:
+        yield
+        return
+    history_cls = keras.callbacks.History
+    own = history_cls.__dict__.get("on_train_end")
+    original = history_cls.on_train_end
+
+    def on_train_end(history, logs=None):
+        original(history, logs)
+        with open(record, "a") as f:
+            f.write(json.dumps({"test": request.node.nodeid, "seed": SEED,
+                                "history": history.history},
+                               default=float) + "\n")
+
+    history_cls.on_train_end = on_train_end
+    try:
+        yield
+    finally:
+        if own is None:
+            del history_cls.on_train_end
+        else:
+            history_cls.on_train_end = own
 
 
 # What the suite itself reads (run_tests.sh, the MiniLM opt-out, the
@@ -69,7 +100,7 @@ def _seed():
 # changes what kzoo does (cache, hub endpoint, offline mode, retries, quiet
 # output) and is the test's to set.
 _TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_SKIP_MINILM",
-                  "KZOO_PARITY_LOG")
+                  "KZOO_PARITY_LOG", "KZOO_TEST_SEED", "KZOO_RECORD_HISTORY")
 # huggingface_hub's equivalents (kzoo fetches through it).
 _HUB_VARIABLES = ("HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_HOME",
                   "HF_HUB_CACHE", "HF_HUB_DISABLE_PROGRESS_BARS")

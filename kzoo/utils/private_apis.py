@@ -39,9 +39,9 @@ from typing import Callable
 # Library -> (first release, last minor release) its private APIs were
 # checked on, both inclusive: the floor in pyproject.toml, and the release
 # installed when the entries were last read against the library's source.
-# pyproject.toml bounds each library below the minor after the next one,
-# so that CI can install the next minor and this range makes
-# tests/test_private_apis.py fail there until it is checked.
+# pyproject.toml bounds each library below the next minor, so no install
+# picks an unchecked release; one a user forces in makes
+# tests/test_private_apis.py fail until it is checked.
 TESTED_RANGES = {
     "keras": ("3.15.0", "3.15"),
     "keras-hub": ("0.32.0", "0.32"),
