@@ -12,6 +12,11 @@ from kzoo.convert.base import (
     FAMILY_MODULES, MODEL_TYPE_MODULES, converter_for_model_type,
     known_model_types)
 
+# Parity with the original and conversion run in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs and training step, task for task.
+pytestmark = pytest.mark.once
+
 
 @pytest.mark.parametrize("model_type", sorted(MODEL_TYPE_MODULES))
 def test_every_table_entry_has_its_converter(model_type):

@@ -12,6 +12,11 @@ from hf_copy import (additive_mask, assert_close, copy_bart_attention,
                      quiet_transformers)
 from kzoo.layers import MultiHeadAttention, RelativePositionBias, causal_mask
 
+# Parity with `transformers`' layers runs in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs, task for task, through these layers.
+pytestmark = pytest.mark.once
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(2, 6, 16)).astype("float32")        # queries
 CONTEXT = RNG.normal(size=(2, 9, 16)).astype("float32")  # encoder outputs

@@ -15,6 +15,11 @@ from hf_copy import (additive_mask, assert_close, copy_bart_attention,
 from kzoo.layers import (RelativePositionBias, TransformerBlock,
                          TransformerDecoderBlock, causal_mask)
 
+# Parity with `transformers`' layers runs in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs, task for task, through these layers.
+pytestmark = pytest.mark.once
+
 HIDDEN, HEADS, HEAD_DIM, FFN = 16, 4, 5, 24
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(2, 6, HIDDEN)).astype("float32")

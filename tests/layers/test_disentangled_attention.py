@@ -13,6 +13,11 @@ from hf_copy import quiet_transformers
 from kzoo.layers.disentangled_attention import (
     DisentangledSelfAttention, log_bucket_position, relative_position_index)
 
+# Parity with `transformers`' layers runs in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs, task for task, through these layers.
+pytestmark = pytest.mark.once
+
 # (position_buckets, max_relative_positions): v3's, small ones.
 SETTINGS = [(256, 512), (8, 16), (6, 40)]
 

@@ -7,6 +7,11 @@ import pytest
 from hf_copy import assert_close, to_torch, quiet_transformers
 from kzoo.layers import RMSNorm, normalization_layer
 
+# Parity with `transformers`' layers runs in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs, task for task, through these layers.
+pytestmark = pytest.mark.once
+
 
 def rms_norm_reference(x, scale, epsilon):
     x = x.astype("float64")

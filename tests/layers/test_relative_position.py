@@ -8,6 +8,11 @@ import pytest
 from hf_copy import assert_close, quiet_transformers
 from kzoo.layers import RelativePositionBias, relative_position_bucket
 
+# Parity with `transformers`' layers runs in the first backend's pass
+# only: tests/models/test_training_cross_backend.py holds the other
+# backends to the same outputs, task for task, through these layers.
+pytestmark = pytest.mark.once
+
 # (num_buckets, max_distance): T5's default, a small one, an odd one.
 SETTINGS = [(32, 128), (8, 16), (10, 20)]
 

@@ -22,6 +22,11 @@ from text_testing import (TEXTS, example_labels, example_texts,
                           registered_backbones, registered_tokenizers,
                           task_backbone_cls, tiny_backbone)
 
+# The Keras format is backend-neutral (weights as arrays): saved and
+# loaded in the first backend's pass; tests/models/test_training_cross_backend.py
+# loads every task saved there on the two other backends.
+pytestmark = pytest.mark.once
+
 
 def _copied_preset(name, tmp_path):
     """A named preset copied to `tmp_path` (its tokenizer files too), so a

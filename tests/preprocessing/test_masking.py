@@ -9,6 +9,10 @@ import tensorflow as tf
 import kzoo
 from helpers import AUSTEN_NOVELS, austen_text, to_numpy
 
+# The text pipeline runs in TensorFlow ops on every backend: checked in
+# the first backend's pass only.
+pytestmark = pytest.mark.once
+
 SEQ = 128
 NUM_SEQUENCES = 2000
 MASK, CLS, SEP, PAD, UNK = 103, 101, 102, 0, 100

@@ -7,6 +7,10 @@ import kzoo
 from helpers import AUSTEN_NOVELS, austen_chapters
 from kzoo.preprocessing import next_sentence_pairs, split_sentences
 
+# The text pipeline runs in TensorFlow ops on every backend: checked in
+# the first backend's pass only.
+pytestmark = pytest.mark.once
+
 
 @pytest.fixture(scope="module")
 def documents():
