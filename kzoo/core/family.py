@@ -14,7 +14,8 @@ family).
 from kzoo import presets
 from kzoo.core.arguments import ArgumentError, describe
 from kzoo.core.backbone import Backbone
-from kzoo.core.registry import get_class, registered_classes
+from kzoo.core.registry import (get_class, registered_classes,
+                                registered_subclasses)
 
 MASKED_LM = "masked_lm"
 SEQUENCE_CLASSIFIER = "sequence_classifier"
@@ -30,9 +31,11 @@ def _closest(candidates, cls, key):
 
 
 def tasks_of_kind(kind):
-    """The registered tasks of `kind`: a kind name (`MASKED_LM`) or a task
-    base class that declares one (`MaskedLM`)."""
-    kind = getattr(kind, "task_kind", kind)
+    """The registered tasks of `kind`: a task base class (`MaskedLM`,
+    `Seq2SeqLM`: its registered subclasses) or the name of a kind
+    (`MASKED_LM`: the registered tasks whose `task_kind` it is)."""
+    if isinstance(kind, type):
+        return registered_subclasses(kind)
     return [cls for cls in registered_classes()
             if getattr(cls, "task_kind", None) == kind]
 

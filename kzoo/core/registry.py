@@ -36,3 +36,10 @@ def class_entry(obj, config):
 def registered_classes():
     """Every registered class, in registration order."""
     return list(_CLASSES.values())
+
+
+def registered_subclasses(base):
+    """The registered classes that subclass `base` (not `base` itself), in
+    registration order."""
+    return [cls for cls in _CLASSES.values()
+            if issubclass(cls, base) and cls is not base]

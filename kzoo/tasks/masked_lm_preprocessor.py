@@ -51,6 +51,15 @@ class MaskedLMPreprocessor(SegmentPreprocessor):
 
     A family's masked-LM preprocessor mixes its own packing in first:
     `class BertMaskedLMPreprocessor(BertPreprocessor, MaskedLMPreprocessor)`.
+
+    Example:
+    ```python
+    preprocessor = kzoo.BertMaskedLMPreprocessor.from_preset(
+        "bert_tiny_en_uncased", sequence_length=32, masking="whole_word")
+    assert isinstance(preprocessor, kzoo.tasks.MaskedLMPreprocessor)
+    x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
+    assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    ```
     """
 
     draws_per_call = True  # fresh masks on every call

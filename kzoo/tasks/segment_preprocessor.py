@@ -22,6 +22,15 @@ class SegmentPreprocessor(Preprocessor):
             least 2 ([CLS] and [SEP]); 3 for pairs.
         truncate: `"round_robin"` (trim the longest segment first, one token
             at a time, as BERT's own `_truncate_seq_pair`) or `"waterfall"`.
+
+    Example:
+    ```python
+    preprocessor = kzoo.BertPreprocessor.from_preset("bert_tiny_en_uncased",
+                                                     sequence_length=16)
+    assert isinstance(preprocessor, kzoo.tasks.SegmentPreprocessor)
+    x = preprocessor((["The fox."], ["It jumped."]))   # pairs
+    assert x["token_ids"].shape == x["segment_ids"].shape == (1, 16)
+    ```
     """
 
     max_segments = 2

@@ -80,6 +80,17 @@ class MaskedLM(Task):
     Subclasses set `backbone_cls` and `preprocessor_cls` (a masked-LM
     preprocessor: it masks raw text and gives the original ids as
     labels), and `head_activation` where the family fixes the head's.
+
+    Example:
+    ```python
+    mlm = kzoo.BertMaskedLM.from_preset("bert_tiny_en_uncased",
+                                        load_weights=False,
+                                        sequence_length=16)
+    assert isinstance(mlm, kzoo.tasks.MaskedLM)   # BERT's own subclass
+    x, y, sample_weight = mlm.preprocessor(["The fox jumped."])
+    logits = mlm(x)   # (batch, masks, vocabulary)
+    assert logits.shape[:2] == x["mask_positions"].shape
+    ```
     """
 
     task_kind = MASKED_LM  # kzoo.core.family finds a family's own by it
@@ -172,6 +183,15 @@ class SequenceClassifier(Task):
         problem_type: "single_label_classification" (integer labels),
             "multi_label_classification" (0/1 labels of width
             `num_classes`) or "regression" (real targets).
+
+    Example:
+    ```python
+    classifier = kzoo.BertTextClassifier.from_preset(
+        "bert_tiny_en_uncased", num_classes=3, load_weights=False,
+        sequence_length=16)
+    assert isinstance(classifier, kzoo.tasks.SequenceClassifier)
+    assert classifier.predict(["A fine day."], verbose=0).shape == (1, 3)
+    ```
     """
 
     # kzoo.core.family finds a family's own by it.
