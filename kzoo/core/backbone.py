@@ -8,6 +8,7 @@ import numpy as np
 
 from kzoo import presets
 from kzoo.distribution.layouts import layout_map_from_rules
+from kzoo.layers.initializers import truncated_normal
 from kzoo.core.arguments import (
     KERAS_KEYWORDS, TRANSFORMER_ARGUMENTS, TRANSFORMER_RULES,
     CheckedArguments, config_source)
@@ -133,10 +134,14 @@ class Backbone(CheckedArguments, keras.Model):
 
     def id_limits(self):
         """Integer inputs and their exclusive upper bounds (by default the
-        token ids, below `vocabulary_size`, for backbones that read them)."""
+        token ids, below `vocabulary_size`, and the segment ids, below
+        `num_segments`, for backbones that read them)."""
+        limits = {}
         if "token_ids" in self.input_names:
-            return {"token_ids": self.vocabulary_size}
-        return {}
+            limits["token_ids"] = self.vocabulary_size
+        if "segment_ids" in self.input_names:
+            limits["segment_ids"] = self.num_segments
+        return limits
 
     def _check_shapes_and_dtypes(self, inputs):
         """Every input `(batch, seq, ...)` as `input_axes` says, all with
@@ -305,9 +310,10 @@ class Backbone(CheckedArguments, keras.Model):
     def kernel_initializer(self):
         """The initializer of new kernels on this backbone (a task's heads
         start from it, as the original's do). Families override it with
-        their own (BERT's truncated normal, GPT-2's normal)."""
-        return keras.initializers.TruncatedNormal(
-            stddev=getattr(self, "initializer_range", 0.02))
+        their own (GPT-2's normal); the default is BERT's truncated
+        normal, which RoBERTa, ALBERT, ELECTRA, DistilBERT and DeBERTa-v3
+        keep."""
+        return truncated_normal(getattr(self, "initializer_range", 0.02))
 
     @property
     def token_embedding(self):

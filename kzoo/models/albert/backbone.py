@@ -164,9 +164,6 @@ class AlbertBackbone(Backbone):
         return self.get_layer(
             f"transformer_layer_{group * self.num_inner_repetitions + inner}")
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         # The distinct blocks are kzoo.layers TransformerBlocks: each
@@ -174,7 +171,3 @@ class AlbertBackbone(Backbone):
         # many layers run it. The embeddings' projection, the position and
         # token-type tables and the pooler stay whole.
         return transformer_rules()
-
-    def id_limits(self):
-        return {"token_ids": self.vocabulary_size,
-                "segment_ids": self.num_segments}

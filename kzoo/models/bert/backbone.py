@@ -90,15 +90,7 @@ class BertBackbone(Backbone):
             outputs={"sequence_output": x, "pooled_output": pooled},
             dtype=dtype, **kwargs)
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         # Every sharded weight is a kzoo.layers one; the pooler stays whole.
         return transformer_rules()
-
-    def id_limits(self):
-        return {"token_ids": self.vocabulary_size,
-                "segment_ids": self.num_segments}
-

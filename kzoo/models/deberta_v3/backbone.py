@@ -144,9 +144,6 @@ class DebertaV3Backbone(Backbone):
                 f"below vocabulary_size ({size}). DeBERTa-v3's is 0 "
                 "([PAD]).")
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         return transformer_rules()

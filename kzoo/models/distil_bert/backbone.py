@@ -102,9 +102,6 @@ class DistilBertBackbone(Backbone):
             inputs={"token_ids": token_ids, "padding_mask": padding_mask},
             outputs={"sequence_output": x}, dtype=dtype, **kwargs)
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         # Every sharded weight is a kzoo.layers one; the position table

@@ -116,15 +116,8 @@ class ElectraBackbone(Backbone):
         """The embedding tables' width (`embedding_size` or `hidden_dim`)."""
         return self.embedding_size or self.hidden_dim
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         # Every sharded weight is a kzoo.layers one (the projection and
         # the token-type table stay whole).
         return transformer_rules()
-
-    def id_limits(self):
-        return {"token_ids": self.vocabulary_size,
-                "segment_ids": self.num_segments}

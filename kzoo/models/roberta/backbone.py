@@ -122,9 +122,6 @@ class RobertaBackbone(Backbone):
                 f"{cls.__name__}: pad_token_id ({pad}) must be a token id, "
                 f"below vocabulary_size ({size}). RoBERTa's is 1 (<pad>).")
 
-    def kernel_initializer(self):
-        return truncated_normal(self.initializer_range)
-
     @classmethod
     def layout_rules(cls):
         # Every sharded weight is a kzoo.layers one; the position and
