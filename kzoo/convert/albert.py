@@ -35,8 +35,8 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
-    register_converter)
+    Converter, classifier_kwargs, embedding, layer_norm, linear,
+    masked_lm_head, register_converter)
 from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
 from kzoo.core.classification import hf_config_fields
 
@@ -163,16 +163,9 @@ class AlbertConverter(BertConverter):
     def head_specs(self, task, task_name, config):
         specs = []
         if task_name in _HEAD_TASKS:
-            head = task.mlm_head
-            specs += [
-                *linear("predictions.dense", head.transform, "mlm head",
-                        part="head"),
-                *layer_norm("predictions.LayerNorm", head.layer_norm,
-                            "mlm head", part="head"),
-                WeightSpec("predictions.bias", head.bias, part="head",
-                           alternatives=("predictions.decoder.bias",),
-                           group="mlm head"),
-            ]
+            specs += masked_lm_head(
+                task.mlm_head, "predictions.dense", "predictions.LayerNorm",
+                "predictions.bias", decoder_bias="predictions.decoder.bias")
         if task_name == "AlbertPretrainer":
             specs += linear("sop_classifier.classifier", task.sop_head,
                             "sop head", part="head")

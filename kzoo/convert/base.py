@@ -325,6 +325,22 @@ def layer_norm(prefix, norm, group, part="backbone", **kwargs):
     ]
 
 
+def masked_lm_head(head, dense, norm, bias, decoder_bias=None,
+                   group="mlm head"):
+    """The specs of a `kzoo.layers.MaskedLMHead`: its transform (`dense`),
+    layer norm (`norm`) and output `bias` (stored again as
+    `decoder_bias` by checkpoints that tie it to the decoder). The
+    decoder's weight is the token embedding: a converter's
+    `tied_tensors` names it."""
+    alternatives = (decoder_bias,) if decoder_bias else ()
+    return [
+        *linear(dense, head.transform, group, part="head"),
+        *layer_norm(norm, head.layer_norm, group, part="head"),
+        WeightSpec(bias, head.bias, part="head", alternatives=alternatives,
+                   group=group),
+    ]
+
+
 class ConversionReport:
     """What a conversion did with every source tensor.
 

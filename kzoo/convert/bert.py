@@ -32,8 +32,8 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
-    register_converter)
+    Converter, classifier_kwargs, embedding, layer_norm, linear,
+    masked_lm_head, register_converter)
 from kzoo.convert.errors import ConversionError
 from kzoo.core.classification import hf_config_fields
 from kzoo.core.registry import get_class
@@ -237,16 +237,10 @@ class BertConverter(Converter):
     def head_specs(self, task, task_name, config):
         specs = []
         if task_name in ("BertMaskedLM", "BertPretrainer"):
-            head = task.mlm_head
-            specs += [
-                *linear("cls.predictions.transform.dense", head.transform,
-                        "mlm head", part="head"),
-                *layer_norm("cls.predictions.transform.LayerNorm",
-                            head.layer_norm, "mlm head", part="head"),
-                WeightSpec("cls.predictions.bias", head.bias, part="head",
-                           alternatives=("cls.predictions.decoder.bias",),
-                           group="mlm head"),
-            ]
+            specs += masked_lm_head(
+                task.mlm_head, "cls.predictions.transform.dense",
+                "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
+                decoder_bias="cls.predictions.decoder.bias")
         if task_name == "BertPretrainer":
             specs += linear("cls.seq_relationship", task.nsp_head,
                             "nsp head", part="head")

@@ -27,8 +27,8 @@ The tokenizer is BERT's WordPiece (`vocab.txt`), so the tokenizer half of
 """
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
-    register_converter)
+    Converter, classifier_kwargs, embedding, layer_norm, linear,
+    masked_lm_head, register_converter)
 from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS, BertConverter
 from kzoo.convert.errors import ConversionError
 from kzoo.core.classification import hf_config_fields
@@ -139,15 +139,8 @@ class DistilBertConverter(BertConverter):
 
     def head_specs(self, task, task_name, config):
         if task_name == "DistilBertMaskedLM":
-            head = task.mlm_head
-            return [
-                *linear("vocab_transform", head.transform, "mlm head",
-                        part="head"),
-                *layer_norm("vocab_layer_norm", head.layer_norm, "mlm head",
-                            part="head"),
-                WeightSpec("vocab_projector.bias", head.bias, part="head",
-                           group="mlm head"),
-            ]
+            return masked_lm_head(task.mlm_head, "vocab_transform",
+                                  "vocab_layer_norm", "vocab_projector.bias")
         if task_name == "DistilBertTextClassifier":
             return [
                 *linear("pre_classifier", task.get_layer("classifier_dense"),

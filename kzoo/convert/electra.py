@@ -22,8 +22,7 @@ embeddings; ELECTRA has no pooler. Every other tensor:
 """
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
-    register_converter)
+    Converter, classifier_kwargs, linear, masked_lm_head, register_converter)
 from kzoo.convert.bert import BertConverter
 
 # Hugging Face ElectraConfig defaults, for configs that leave a field out.
@@ -89,15 +88,10 @@ class ElectraConverter(BertConverter):
 
     def head_specs(self, task, task_name, config):
         if task_name == "ElectraMaskedLM":
-            head = task.mlm_head
-            return [
-                *linear("generator_predictions.dense", head.transform,
-                        "generator head", part="head"),
-                *layer_norm("generator_predictions.LayerNorm",
-                            head.layer_norm, "generator head", part="head"),
-                WeightSpec("generator_lm_head.bias", head.bias, part="head",
-                           group="generator head"),
-            ]
+            return masked_lm_head(
+                task.mlm_head, "generator_predictions.dense",
+                "generator_predictions.LayerNorm", "generator_lm_head.bias",
+                group="generator head")
         if task_name == "ElectraDiscriminator":
             head = task.discriminator_predictions
             return [

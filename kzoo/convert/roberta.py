@@ -24,8 +24,7 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, layer_norm, linear,
-    register_converter)
+    Converter, classifier_kwargs, linear, masked_lm_head, register_converter)
 from kzoo.convert.bert import BertConverter
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.gpt2 import write_bpe_tokenizer
@@ -125,16 +124,9 @@ class RobertaConverter(BertConverter):
 
     def head_specs(self, task, task_name, config):
         if task_name == self.masked_lm_task:
-            head = task.mlm_head
-            return [
-                *linear("lm_head.dense", head.transform, "mlm head",
-                        part="head"),
-                *layer_norm("lm_head.layer_norm", head.layer_norm,
-                            "mlm head", part="head"),
-                WeightSpec("lm_head.bias", head.bias, part="head",
-                           alternatives=("lm_head.decoder.bias",),
-                           group="mlm head"),
-            ]
+            return masked_lm_head(task.mlm_head, "lm_head.dense",
+                                  "lm_head.layer_norm", "lm_head.bias",
+                                  decoder_bias="lm_head.decoder.bias")
         if task_name == self.classifier_task:
             return [
                 *linear("classifier.dense", task.get_layer("classifier_dense"),
