@@ -2,15 +2,15 @@
 packed as the family packs a text pair, with each context token's
 character span and the answer's token positions."""
 
-import keras_hub
 import numpy as np
 
 from kzoo.core.family import tokenizer_packing
-from kzoo.core.preprocessor import PAD_MARK, Preprocessor, split_padding
+from kzoo.core.preprocessor import Preprocessor, split_padding
 from kzoo.core.registry import register
 from kzoo.core.text_tensors import as_tf
 from kzoo.core.tokenizer import Tokenizer
 from kzoo.core.token_offsets import token_offsets
+from kzoo.tasks.segment_preprocessor import segment_packer
 
 
 @register
@@ -179,16 +179,11 @@ class QuestionAnswererPreprocessor(Preprocessor):
         return result
 
     def setup(self):
-        tokenizer = self.tokenizer
-        self.pad_token_id = tokenizer.pad_token_id
+        self.pad_token_id = self.tokenizer.pad_token_id
         # Waterfall: the context (second) is cut first, so a row is the
         # first window of `features`.
-        self.packer = keras_hub.layers.MultiSegmentPacker(
-            start_value=tokenizer.cls_token_id,
-            end_value=tokenizer.sep_token_id,
-            sep_value=[tokenizer.sep_token_id] * self.separators_between,
-            pad_value=PAD_MARK, truncate="waterfall",
-            sequence_length=self.sequence_length)
+        self.packer = segment_packer(self.tokenizer, self.sequence_length,
+                                     "waterfall", self.separators_between)
 
     def _pack(self, x):
         questions, contexts = (self.tokenizer.tokenize_tf(s) for s in x)

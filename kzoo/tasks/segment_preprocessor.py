@@ -11,6 +11,21 @@ from kzoo.core.text_tensors import as_tf, eager_outputs
 TRUNCATE_MODES = ("round_robin", "waterfall")
 
 
+def segment_packer(tokenizer, sequence_length, truncate,
+                   separators_between=1):
+    """keras-hub's packer of `[CLS] a [SEP] (b [SEP])` with the
+    tokenizer's ids, padded with `PAD_MARK` (`split_padding` turns it into
+    the pad id and the padding mask)."""
+    return keras_hub.layers.MultiSegmentPacker(
+        start_value=tokenizer.cls_token_id,
+        end_value=tokenizer.sep_token_id,
+        sep_value=[tokenizer.sep_token_id] * separators_between,
+        pad_value=PAD_MARK,
+        truncate=truncate,
+        sequence_length=sequence_length,
+    )
+
+
 class SegmentPreprocessor(Preprocessor):
     """Raw text (one string per example, or a tuple of segments for
     sentence pairs) -> `token_ids`, `segment_ids`, `padding_mask`, packed
@@ -56,16 +71,9 @@ class SegmentPreprocessor(Preprocessor):
             (self.separators_between - 1) * (num_segments - 1)
 
     def setup(self):
-        tokenizer = self.tokenizer
-        self.pad_token_id = tokenizer.pad_token_id
-        self.packer = keras_hub.layers.MultiSegmentPacker(
-            start_value=tokenizer.cls_token_id,
-            end_value=tokenizer.sep_token_id,
-            sep_value=[tokenizer.sep_token_id] * self.separators_between,
-            pad_value=PAD_MARK,
-            truncate=self.truncate,
-            sequence_length=self.sequence_length,
-        )
+        self.pad_token_id = self.tokenizer.pad_token_id
+        self.packer = segment_packer(self.tokenizer, self.sequence_length,
+                                     self.truncate, self.separators_between)
 
     def pack(self, x):
         """Tokenize and pack segments into the backbone's input dict
