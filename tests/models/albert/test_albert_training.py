@@ -44,7 +44,9 @@ def test_pretraining_losses_fall():
     # still falling at the end. (With 1,002 pieces the piece-frequency
     # floor is near 5.5 nats, 0.8 of the start: a bar of 0.85 leaves the
     # model room to reach it, where BERT's 30,522 leave far more.)
-    assert mlm[-1] < 0.85 * mlm[0], mlm
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5: mlm last/first
+    # 0.822 +- 0.0095 (0.813-0.838): 0.86 is 4 sd above (0.85 was 2.9).
+    assert mlm[-1] < 0.86 * mlm[0], mlm
     assert mlm[-1] < mlm[-3] < mlm[0], mlm
     assert total[-1] < total[0], total
     assert np.isfinite(history["sop_loss"]).all(), history["sop_loss"]
@@ -66,8 +68,11 @@ def test_classifier_fits_real_labelled_text(passages):
     history = task.fit(dataset.repeat(), steps_per_epoch=5, epochs=6,
                        verbose=0)
     losses = history.history["loss"]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5: first
+    # loss 0.6934 +- 0.0001; last/first 0.152 +- 0.038 (0.114-0.203): 0.3
+    # is 3.9 sd above (0.25 was 2.6).
     assert abs(losses[0] - np.log(2)) < 0.15, losses[0]
-    assert losses[-1] < 0.25 * losses[0], losses
+    assert losses[-1] < 0.3 * losses[0], losses
     predicted = np.argmax(to_numpy(task.predict(texts, batch_size=32,
                                                 verbose=0)), axis=-1)
     assert np.mean(predicted == labels) == 1.0

@@ -33,9 +33,14 @@ def test_masked_lm_loss_falls(passages):
     losses = history.history["loss"]
     assert all(np.isfinite(losses)), losses
     # From ln(1005) ~ 6.9 (uniform over the stand-in's 1005 tokens): the
-    # small vocabulary leaves less to gain than RoBERTa's 50K.
-    assert losses[-1] < 0.87 * losses[0], losses
-    assert losses[-1] < losses[-3] < losses[0], losses
+    # small vocabulary leaves less to gain than RoBERTa's 50K. Measured
+    # with scripts/measure_spread.py, torch, seeds 1-5: last/first 0.846
+    # +- 0.010 (0.829-0.854): 0.88 is 3.4 sd above.
+    # The loss can level off from the fourth epoch (seed 4: 5.66, 5.66,
+    # 5.75 over the last three), so a fall over the last epochs is not
+    # asserted; it failed there with 0.87 beside it (2.4 sd).
+    assert losses[-1] < 0.88 * losses[0], losses
+    assert max(losses[-3:]) < losses[0], losses
 
 
 @pytest.mark.convergence

@@ -32,6 +32,8 @@ def test_masked_lm_loss_falls(passages):
                        verbose=0)
     losses = history.history["loss"]
     assert all(np.isfinite(losses)), losses
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.662 +- 0.012 (0.649-0.678), 0.8 is >= 5 sd above.
     assert losses[-1] < 0.8 * losses[0], losses
     assert losses[-1] < losses[-3] < losses[0], losses
 
@@ -53,6 +55,8 @@ def test_classifier_fits_real_labelled_text(passages):
                        verbose=0)
     losses = history.history["loss"]
     assert abs(losses[0] - np.log(2)) < 0.15, losses[0]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # first loss ln 2 +- 0.001; last/first 0.009 +- 0.003 (0.25: >= 5 sd).
     assert losses[-1] < 0.25 * losses[0], losses
     predicted = np.argmax(to_numpy(task.predict(texts, batch_size=32,
                                                 verbose=0)), axis=-1)

@@ -41,6 +41,8 @@ def test_masked_lm_loss_falls(passages):
                        verbose=0)
     losses = history.history["loss"]
     assert all(np.isfinite(losses)), losses
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.674 +- 0.015 (0.664-0.700), 0.8 is >= 5 sd above.
     assert losses[-1] < 0.8 * losses[0], losses
     assert losses[-1] < losses[-3] < losses[0], losses
 
@@ -61,6 +63,8 @@ def test_classifier_fits_real_labelled_text(passages):
                        verbose=0)
     losses = history.history["loss"]
     assert abs(losses[0] - np.log(2)) < 0.15, losses[0]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # first loss ln 2 +- 0.001; last/first 0.062 +- 0.033 (0.25: >= 5 sd).
     assert losses[-1] < 0.25 * losses[0], losses
     predicted = np.argmax(to_numpy(task.predict(texts, batch_size=32,
                                                 verbose=0)), axis=-1)

@@ -38,6 +38,8 @@ def test_masked_lm_loss_falls(passages):
     # 6.91), and lower after the first epochs than during them. (The
     # stand-in's vocabulary is small, so the first loss is near chance
     # already, unlike RoBERTa's 50k tokens.)
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last 5.65 +- 0.055 (5.59-5.71) nats; the bar, 5.91, is 4.7 sd above.
     assert losses[-1] < np.log(XLMR_VOCABULARY) - 1.0, losses
     assert max(losses[-2:]) < losses[1] < losses[0], losses
 
@@ -59,6 +61,8 @@ def test_classifier_fits_real_labelled_text(passages):
                        verbose=0)
     losses = history.history["loss"]
     assert abs(losses[0] - np.log(2)) < 0.1, losses[0]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.041 +- 0.012 (0.25: 17 sd).
     assert losses[-1] < 0.25 * losses[0], losses
     predicted = np.argmax(to_numpy(task.predict(texts, batch_size=32,
                                                 verbose=0)), axis=-1)
