@@ -53,6 +53,8 @@ def test_fit_lowers_loss_and_round_trips(tmp_path):
     history = task.fit((CONTEXTS * 2, CHOICES * 2), ANSWERS * 2,
                        batch_size=4, epochs=15, verbose=0)
     losses = history.history["loss"]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.009 +- 0.006 (0.5: > 80 sd).
     assert losses[-1] < 0.5 * losses[0], losses
     scores = keras.ops.convert_to_numpy(
         task.predict((CONTEXTS, CHOICES), verbose=0))
@@ -129,6 +131,9 @@ def test_sts_regression_head_trains_on_real_pairs():
     history = task.fit((firsts, seconds), scores, batch_size=16, epochs=20,
                        verbose=0)
     losses = history.history["loss"]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # loss last/first 0.026 +- 0.007, pearson 0.978 +- 0.008 at the last
+    # epoch: both bars are > 50 sd away.
     assert losses[-1] < 0.5 * losses[0], losses
     assert history.history["pearson"][-1] > 0.5
     predicted = keras.ops.convert_to_numpy(

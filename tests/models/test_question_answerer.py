@@ -323,6 +323,8 @@ def test_fit_on_raw_examples_lowers_the_loss_and_answers():
     qa.compile(optimizer=__import__("keras").optimizers.Adam(3e-3))
     history = qa.fit(x, y, batch_size=8, epochs=12, verbose=0)
     losses = history.history["loss"]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.236 +- 0.008 (0.5: > 30 sd).
     assert losses[-1] < 0.5 * losses[0], losses
     predictions = to_numpy(qa.predict(x, batch_size=8, verbose=0))
     windows = len(qa.preprocessor.features(*x)["example_index"])

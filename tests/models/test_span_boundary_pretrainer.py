@@ -54,6 +54,9 @@ def test_both_losses_fall_on_raw_text(family, texts):
     for name in ("mlm_loss", "sbo_loss"):
         losses = history[name]
         assert all(np.isfinite(losses)), (name, losses)
+        # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+        # last/first (mlm and sbo alike) 0.784 +- 0.010 for BERT, 0.814 +-
+        # 0.010 for RoBERTa: 0.85 is 3.6 sd above RoBERTa's.
         assert losses[-1] < 0.85 * losses[0], (name, losses)
     # loss = MLM + SBO.
     np.testing.assert_allclose(

@@ -119,6 +119,8 @@ def test_fit_lowers_loss_and_predicts_words(tmp_path):
     history = task.fit(WORDS * 2, TAGS * 2, batch_size=4, epochs=12,
                        verbose=0)
     losses = history.history["loss"]
+    # Measured with scripts/measure_spread.py, torch, seeds 1-5:
+    # last/first 0.153 +- 0.009 (0.5: > 30 sd).
     assert losses[-1] < 0.5 * losses[0], losses
     predicted = task.predict_words(WORDS)
     assert [len(p) for p in predicted] == [len(w) for w in WORDS]
