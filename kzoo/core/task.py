@@ -126,19 +126,26 @@ class Task(CheckedArguments, keras.Model):
         raise NotImplementedError
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
-                weighted_metrics="auto", **kwargs):
+                weighted_metrics="auto", loss_weights="auto", **kwargs):
         # Under tf.distribute the default optimizer must be made in the
         # strategy the task was built in, even when compile happens lazily
         # (first fit) outside `strategy.scope()`.
         with compile_scope(self):
             defaults = self.default_compile_args()
+            default_loss = isinstance(loss, str) and loss == "auto"
             chosen = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                       "weighted_metrics": weighted_metrics}
             for key, value in chosen.items():
                 if isinstance(value, str) and value == "auto":
                     chosen[key] = defaults.get(key)
+            # The default loss weights belong to the default losses (a
+            # two-headed task's); a user's own losses get none by default.
+            if isinstance(loss_weights, str) and loss_weights == "auto":
+                loss_weights = defaults.get("loss_weights") \
+                    if default_loss else None
+            chosen["loss_weights"] = loss_weights
             # Labels are checked against the default loss only.
-            self._kzoo_default_loss = isinstance(loss, str) and loss == "auto"
+            self._kzoo_default_loss = default_loss
             super().compile(**chosen, **kwargs)
 
     def _ensure_compiled(self):

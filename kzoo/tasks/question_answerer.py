@@ -94,15 +94,6 @@ class QuestionAnswerer(EncoderHead, Task):
                         for name in OUTPUTS},
         }
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto",
-                weighted_metrics="auto", loss_weights="auto", **kwargs):
-        if isinstance(loss_weights, str) and loss_weights == "auto":
-            loss_weights = self.default_compile_args()["loss_weights"] \
-                if isinstance(loss, str) and loss == "auto" else None
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
-                        weighted_metrics=weighted_metrics,
-                        loss_weights=loss_weights, **kwargs)
-
     # ------------------------------------------------------------------
     # Raw examples -> windows
     # ------------------------------------------------------------------
