@@ -14,7 +14,10 @@ Sentinels are used in the original's descending order: the first span gets
 `<extra_id_0>` (the last id of the vocabulary), the next `<extra_id_1>`,
 ... . Span lengths follow the original's `random_spans_noise_mask`: the
 number of noise tokens and spans is fixed by the length (rounded as the
-original rounds), and the noise and non-noise tokens are each cut into
+original rounds: `tf.round`, half to even, of `float32(length) *
+noise_density` computed in float32, so 190 tokens get 29 noise tokens where
+float64's `round(190 * 0.15)` gives 28; `noise_counts` gives both numbers),
+and the noise and non-noise tokens are each cut into
 that many non-empty spans uniformly at random, interleaved starting with
 non-noise. `span_corruption_lengths` gives the original's fixed shapes: how
 many raw tokens make an input of exactly `inputs_length`, and the target
@@ -36,18 +39,45 @@ import numpy as np
 import tensorflow as tf
 
 
+def noise_counts(length, noise_density=0.15, mean_noise_span_length=3.0):
+    """`(num_noise_tokens, num_noise_spans)` of a `length`-token example,
+    as the original's `random_spans_noise_mask` counts them: in float32,
+    rounded half to even (`tf.round`), at least one noise and one kept
+    token, at least one span (a length under 2 counts as 2).
+
+    Example:
+    ```python
+    from kzoo.preprocessing.span_corruption import noise_counts
+    assert noise_counts(568) == (85, 28)   # T5's 512-token inputs
+    # float32(190) * float32(0.15) = 28.500002: 29, where float64's
+    # round(190 * 0.15) = round(28.499999999999996) would give 28.
+    assert noise_counts(190) == (29, 10)
+    ```
+    """
+    length = max(int(length), 2)
+    # float32 products and quotients, as the original's tf ops compute
+    # them (`tf.cast(length, tf.float32) * noise_density`): numpy's float32
+    # arithmetic rounds each operation the same (IEEE), and np.round, like
+    # tf.round, rounds half to even.
+    num_noise_tokens = int(np.round(np.float32(length) *
+                                    np.float32(noise_density)))
+    # At least one noise token and one kept token.
+    num_noise_tokens = min(max(num_noise_tokens, 1), length - 1)
+    num_noise_spans = max(int(np.round(
+        np.float32(num_noise_tokens) / np.float32(mean_noise_span_length))),
+        1)
+    return num_noise_tokens, num_noise_spans
+
+
 def random_spans_noise_mask(length, rng, noise_density=0.15,
                             mean_noise_span_length=3.0):
     """A boolean `(length,)` mask, True at noise tokens: the original's
     `random_spans_noise_mask` with `rng` (a `np.random.Generator`) for its
-    two random segmentations."""
+    two random segmentations; the counts are `noise_counts`'."""
     original_length = int(length)
     length = max(original_length, 2)
-    num_noise_tokens = int(round(length * noise_density))
-    # At least one noise token and one kept token.
-    num_noise_tokens = min(max(num_noise_tokens, 1), length - 1)
-    num_noise_spans = max(int(round(num_noise_tokens /
-                                    mean_noise_span_length)), 1)
+    num_noise_tokens, num_noise_spans = noise_counts(
+        length, noise_density, mean_noise_span_length)
     num_nonnoise_tokens = length - num_noise_tokens
 
     def random_segmentation(num_items, num_segments):
@@ -77,6 +107,13 @@ def span_corruption_lengths(inputs_length, noise_density=0.15,
     corrupted input (kept tokens, one sentinel per span, `</s>`) fits in
     `inputs_length`, and the length of their target (noise tokens, one
     sentinel per span, `</s>`): the original's `random_spans_helper`.
+
+    Like the original's helper, it counts in Python floats (float64),
+    while the masks count in float32 (`noise_counts`); at the few lengths
+    where the two round apart the masks' targets come out longer than
+    `targets_length` says, as the original's do: for `inputs_length` 172,
+    316, 352, 604, 640, 676, 712 and 748 (of 2..1024), by 2 tokens (the
+    inputs keep their length). T5's 512 is not among them.
 
     Example:
     ```python
@@ -207,12 +244,14 @@ class SpanCorrupter:
         `(length,)` mask, True at noise tokens."""
         original_length = length
         length = tf.maximum(length, 2)
-        # Python's round (half to even), in float64, as the original.
-        num_noise = tf.cast(tf.round(tf.cast(length, tf.float64) *
+        # The original's arithmetic: float32, tf.round (half to even). In
+        # float64, 190 * 0.15 rounds to 28 noise tokens; the original's
+        # float32 product (28.500002) to 29.
+        num_noise = tf.cast(tf.round(tf.cast(length, tf.float32) *
                                      self.noise_density), tf.int32)
         num_noise = tf.clip_by_value(num_noise, 1, length - 1)
         num_spans = tf.maximum(tf.cast(tf.round(
-            tf.cast(num_noise, tf.float64) / self.mean_noise_span_length),
+            tf.cast(num_noise, tf.float32) / self.mean_noise_span_length),
             tf.int32), 1)
         noise_lengths = self._segmentation(num_noise, num_spans)
         nonnoise_lengths = self._segmentation(length - num_noise, num_spans)

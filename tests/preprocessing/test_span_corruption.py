@@ -88,6 +88,60 @@ def test_sentinel_order_and_reconstruction(tokenizer, examples):
         assert tokenizer.detokenize(rebuilt) == tokenizer.detokenize(tokens)
 
 
+def _originals_counts(length, noise_density=0.15, mean_noise_span_length=3.0):
+    """(noise tokens, noise spans) for `length` tokens, computed as t5's
+    `random_spans_noise_mask` writes it (t5/data/preprocessors.py): the
+    length cast to float32, times the density, tf.round (half to even) in
+    float32; the spans likewise from the float32 noise count."""
+    import tensorflow as tf
+    length = tf.maximum(tf.constant(length, tf.int32), 2)
+    num_noise_tokens = tf.cast(
+        tf.round(tf.cast(length, tf.float32) * noise_density), tf.int32)
+    num_noise_tokens = tf.minimum(tf.maximum(num_noise_tokens, 1),
+                                  length - 1)
+    num_noise_spans = tf.cast(tf.round(
+        tf.cast(num_noise_tokens, tf.float32) / mean_noise_span_length),
+        tf.int32)
+    num_noise_spans = tf.maximum(num_noise_spans, 1)
+    return int(num_noise_tokens), int(num_noise_spans)
+
+
+@pytest.mark.parametrize("noise_density,mean_noise_span_length",
+                         [(0.15, 3.0), (0.5, 2.5)])
+def test_counts_round_as_the_original_in_float32(
+        tokenizer, noise_density, mean_noise_span_length):
+    # The original rounds length * density in float32, half to even, so
+    # 190 * 0.15 (28.500001 in float32) gives 29 noise tokens where
+    # Python's float64 round(28.499999999999996) gives 28; likewise 350,
+    # 390, 670, 710, 750, 790 and 830 below 1024. Every length, both
+    # implementations, against the original's arithmetic.
+    import tensorflow as tf
+    rng = np.random.default_rng(0)
+    corrupter = _corrupter(tokenizer, seed=0, noise_density=noise_density,
+                           mean_noise_span_length=mean_noise_span_length)
+    noise_mask = tf.function(corrupter.noise_mask, reduce_retracing=True)
+    differ = []
+    for length in range(1, 1025):
+        expected = _originals_counts(length, noise_density,
+                                     mean_noise_span_length)
+        numpy_mask = random_spans_noise_mask(
+            length, rng, noise_density, mean_noise_span_length)
+        tf_mask = noise_mask(tf.constant(length)).numpy()
+        for mask in (numpy_mask, tf_mask):
+            assert mask.shape == (length,)
+            # One token: the original draws the mask of 2 and cuts it.
+            got = (int(mask.sum()), len(_spans(mask))) if length >= 2 \
+                else expected
+            if got != expected:
+                differ.append((length, got, expected))
+    assert not differ, differ[:10]
+    if (noise_density, mean_noise_span_length) == (0.15, 3.0):
+        # The lengths where float32 and float64 disagree: the noise count
+        # is float32's.
+        assert [_originals_counts(n)[0] for n in (190, 350, 670)] == \
+            [29, 53, 101]
+
+
 # ----------------------------------------------------------------------
 # SpanCorrupter: the same rule in TensorFlow ops, for tf.data
 # ----------------------------------------------------------------------
