@@ -8,7 +8,11 @@ next document and add an extra separator token between documents."
 
 So a row is `<s>`, then whole sentences in corpus order, `</s>` between
 two documents, and `</s>` at the end; padded to `sequence_length` when the
-next sentence does not fit. A sentence is never split between rows; one
+next sentence does not fit. Sentences are tokenized as the running text
+they come from: each one after the first of its document follows a space,
+which byte-level BPE spells into the sentence's first token (`ĠWe`, as in
+fairseq's RoBERTa data, which is running text encoded whole), never the
+bare `We` that running text does not produce. A sentence is never split between rows; one
 longer than a whole row is cut to fit a row of its own (fairseq's
 "complete" blocks make it an over-long block, which training truncates).
 Rows come as `tf.data` elements, `{"token_ids", "padding_mask"}` of shape
@@ -115,7 +119,10 @@ def full_sentences(documents, tokenizer, sequence_length,
     Args:
         documents: an iterable of documents: strings (split into sentences
             by `kzoo.preprocessing.split_sentences`) or lists of sentences.
-            Read lazily, once per pass over the dataset.
+            Read lazily, once per pass over the dataset. A document is
+            tokenized as running text: its sentences, stripped, one space
+            between two (see `running_text_sentences`), so a sentence after
+            the first has the tokens it has inside the document.
         tokenizer: a kzoo tokenizer with `start_token_id` (or
             `cls_token_id`), `end_token_id` (or `sep_token_id`) and
             `pad_token_id`.
@@ -144,6 +151,7 @@ def full_sentences(documents, tokenizer, sequence_length,
         for document in documents:
             sentences = split_sentences(document, min_words=1) \
                 if isinstance(document, str) else list(document)
+            sentences = running_text_sentences(sentences)
             if sentences:
                 yield [list(ids) for ids in tokenizer.tokenize(sentences)]
 
@@ -156,6 +164,35 @@ def full_sentences(documents, tokenizer, sequence_length,
     spec = tf.TensorSpec((sequence_length,), tf.int32)
     return tf.data.Dataset.from_generator(
         rows, output_signature={"token_ids": spec, "padding_mask": spec})
+
+
+def running_text_sentences(sentences):
+    """A document's sentences as pieces of its running text: stripped,
+    empty ones dropped, and every one after the first led by the space
+    that separates it from the one before, so that tokenizing the pieces
+    one by one gives the tokens of the text `" ".join(sentences)`.
+
+    Byte-level BPE (GPT-2's, RoBERTa's) needs the space: it spells it into
+    the word that follows (`ĠWe`), and the bare `We` of a sentence
+    tokenized alone is a token running text never produces there.
+    Tokenizers that drop leading whitespace (WordPiece, SentencePiece's
+    dummy prefix) give the same tokens either way.
+
+    Example:
+    ```python
+    from kzoo.preprocessing.packing import running_text_sentences
+    assert running_text_sentences(["It rained. ", "", "We stayed in."]) \
+        == ["It rained.", " We stayed in."]
+    ```
+    """
+    pieces = []
+    for sentence in sentences:
+        if isinstance(sentence, bytes):
+            sentence = sentence.decode("utf-8")
+        sentence = sentence.strip()
+        if sentence:
+            pieces.append(" " + sentence if pieces else sentence)
+    return pieces
 
 
 def _token_id(tokenizer, *names):

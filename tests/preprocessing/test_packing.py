@@ -30,8 +30,15 @@ def packed_rows():
     rows = kzoo.preprocessing.full_sentences(chapters(), tokenizer,
                                              LONG_SEQ)
     rows = [to_numpy(row) for row in rows]
-    sentences = [[list(ids) for ids in tokenizer.tokenize(
-        split_sentences(chapter, min_words=1))] for chapter in chapters()]
+    # Each sentence as its chapter's running text tokenizes it: after the
+    # first, led by the space before it (byte-level BPE's "\u0120" token;
+    # tokenized alone, a sentence would begin with a token running text
+    # never has there, and this reference used to expect that).
+    sentences = []
+    for chapter in chapters():
+        pieces = split_sentences(chapter, min_words=1)
+        pieces = pieces[:1] + [" " + piece for piece in pieces[1:]]
+        sentences.append([list(ids) for ids in tokenizer.tokenize(pieces)])
     return rows, sentences
 
 
@@ -77,6 +84,13 @@ def test_rows_are_full_sentences_from_consecutive_documents():
     assert 0 < separators < len(documents)
     # Rows are full: FULL-SENTENCES wastes only the tail of each row.
     assert np.mean(fill[:-1]) > 0.8, np.mean(fill)
+    # Each chapter's sentences, put together, are its running text's
+    # tokens.
+    tokenizer = kzoo.RobertaTokenizer.from_preset(ROBERTA_PRESET)
+    running = tokenizer.tokenize([" ".join(split_sentences(c, min_words=1))
+                                  for c in chapters()])
+    for document, ids in zip(documents, running, strict=True):
+        assert sum(document, []) == [int(t) for t in ids]
 
 
 @pytest.mark.once
@@ -94,6 +108,42 @@ def test_packing_by_hand():
     assert [list(r[1]) for r in rows][0] == [1, 1, 1, 1, 1, 0, 0]
     with pytest.raises(ValueError, match="sequence_length must be"):
         list(pack_full_sentences(documents, 2, BOS, EOS, PAD))
+
+
+@pytest.mark.once
+def test_sentences_are_tokenized_as_running_text():
+    # GPT-2's real BPE (the stand-in preset's vocab.json and merges.txt
+    # are GPT-2's, in RoBERTa's ids): in running text every sentence after
+    # the first follows a space, which byte-level BPE spells into the
+    # sentence's first token ("\u0120We", not "We"). fairseq's RoBERTa
+    # data is running text encoded whole, so a packed sentence after the
+    # first must begin with the \u0120 token, as the running text has it.
+    tokenizer = kzoo.RobertaTokenizer.from_preset(ROBERTA_PRESET)
+    documents = ["It rained all day. We stayed in. Nobody came.",
+                 ["The end came at last.", "We were glad."]]
+    running = ["It rained all day. We stayed in. Nobody came.",
+               "The end came at last. We were glad."]
+    rows = [to_numpy(row)["token_ids"] for row in
+            kzoo.preprocessing.full_sentences(documents, tokenizer, 64)]
+    assert len(rows) == 1
+    content = [int(t) for t in rows[0][1:] if t not in (BOS, PAD)][:-1]
+    # One document after the other, </s> between: each the running text.
+    expected = [list(ids) for ids in tokenizer.tokenize(running)]
+    assert content == expected[0] + [EOS] + expected[1]
+    tokens = [tokenizer.id_to_token(t) for t in content]
+    # Sentences after the first: "\u0120We", "\u0120Nobody"; a
+    # document's first sentence starts without one ("The").
+    assert tokens[tokens.index(".") + 1] == "\u0120We"
+    assert "\u0120Nobody" in tokens and "Nobody" not in tokens
+    assert tokens[tokens.index("</s>") + 1] == "The"
+    assert tokens.count("\u0120We") == 2 and "We" not in tokens
+
+    # A row that begins inside a document begins with the running text's
+    # token too (fairseq's blocks cut the encoded text where they cut it).
+    rows = [to_numpy(row)["token_ids"] for row in
+            kzoo.preprocessing.full_sentences(documents[:1], tokenizer, 8)]
+    firsts = [tokenizer.id_to_token(int(row[1])) for row in rows]
+    assert firsts == ["It", "\u0120We", "\u0120Nobody"]
 
 
 @pytest.mark.convergence
