@@ -6,6 +6,11 @@ noising schemes).
 Text infilling: `noise_density` (30%) of the words are noised, in spans
 whose lengths (in words) are drawn from Poisson(`poisson_lambda` = 3) until
 the budget `ceil(density * words)` is reached (the last span cut to fit).
+The defaults are the paper's description (section 2.2: lambda 3, every
+span a `<mask>`); the released `bart.large` was pretrained with lambda 3.5
+and one span in ten replaced by a random token instead
+(`random_token_ratio=0.1`, fairseq's `--mask-random`):
+`kzoo.BartDenoisingPreprocessor(recipe="released")` sets both.
 Each span becomes a single `<mask>` (its first token is replaced, the rest
 deleted), so the model must also learn how many tokens are missing; a span
 of length 0 inserts a `<mask>` at a random place. Spans start at random
@@ -88,7 +93,8 @@ def text_infilling(token_ids, rng, mask_token_id, word_starts=None,
             mean span length.
         random_token_ratio: the share of spans replaced by a random token
             (from `random_token_ids`) instead of `<mask>` (fairseq's
-            `mask_random`; 0 in the paper's description).
+            `mask_random`; 0 in the paper's description, 0.1 in the
+            released bart.large's pretraining).
 
     Returns:
         The noised token ids (1-D int64).

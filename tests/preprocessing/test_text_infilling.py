@@ -214,3 +214,69 @@ def test_token_deletion_in_tf_data():
     with pytest.raises(ValueError, match="deletion_rate"):
         kzoo.BartDenoisingPreprocessor.from_preset(
             str(BART_PRESET), deletion_rate=1.0)
+
+
+@pytest.mark.once
+def test_recipes_paper_and_released(tokenizer, passages):
+    """The defaults are the paper's text infilling (section 2.2: Poisson(3)
+    spans, each a <mask>); recipe="released" is what pretrained the
+    released bart.large, as its first author's fairseq command gives it
+    (fairseq issue 1899: --mask 0.3 --poisson-lambda 3.5 --mask-random
+    0.1 --permute-sentences 1). The noise a recipe draws is text
+    infilling's with those numbers, draw for draw."""
+    paper = kzoo.BartDenoisingPreprocessor(tokenizer, sequence_length=96)
+    released = kzoo.BartDenoisingPreprocessor(
+        tokenizer, sequence_length=96, recipe="released")
+    numbers = ("noise_density", "poisson_lambda", "random_token_ratio",
+               "sentence_permutation")
+    assert [getattr(paper, n) for n in numbers] == [0.3, 3.0, 0.0, True]
+    assert [getattr(released, n) for n in numbers] == [0.3, 3.5, 0.1, True]
+    assert kzoo.BartDenoisingPreprocessor.RECIPES["released"][
+        "poisson_lambda"] == 3.5
+
+    # Draw for draw: the preprocessor's noise is text_infilling's with the
+    # recipe's numbers (sentence permutation off, so one generator serves
+    # both).
+    random_spans = 0
+    for recipe, (lam, ratio) in (("paper", (3.0, 0.0)),
+                                 ("released", (3.5, 0.1))):
+        preprocessor = kzoo.BartDenoisingPreprocessor(
+            tokenizer, sequence_length=96, recipe=recipe,
+            sentence_permutation=False, seed=7)
+        preprocessor._ensure_setup()
+        rng = np.random.default_rng(7)
+        table = tokenizer.word_start_table()
+        pool = np.setdiff1d(np.arange(tokenizer.vocabulary_size),
+                            tokenizer.special_token_ids)
+        for ids in passages[:40]:
+            expected = text_infilling(
+                ids, rng, MASK, word_starts=table[ids], noise_density=0.3,
+                poisson_lambda=lam, random_token_ratio=ratio,
+                random_token_ids=pool)
+            noised = preprocessor.noise(ids)
+            np.testing.assert_array_equal(noised, expected)
+            if recipe == "paper":
+                assert _reconstructs(ids, noised, MASK)
+            else:
+                random_spans += not _reconstructs(ids, noised, MASK)
+    # The released recipe's random tokens show (seeded: 40 texts, ~5 spans
+    # each, one in ten random).
+    assert random_spans > 0
+
+    # An argument given wins over its recipe's value; the config keeps the
+    # recipe and what was given, so another recipe changes the rest.
+    mixed = kzoo.BartDenoisingPreprocessor(
+        tokenizer, sequence_length=96, recipe="released", poisson_lambda=4.0)
+    assert (mixed.poisson_lambda, mixed.random_token_ratio) == (4.0, 0.1)
+    config = mixed.get_config()
+    assert (config["recipe"], config["poisson_lambda"],
+            config["random_token_ratio"]) == ("released", 4.0, None)
+    again = kzoo.BartDenoisingPreprocessor.from_config(config)
+    assert (again.poisson_lambda, again.random_token_ratio) == (4.0, 0.1)
+    paper_again = kzoo.BartDenoisingPreprocessor.from_config(
+        {**released.get_config(), "recipe": "paper"})
+    assert (paper_again.poisson_lambda,
+            paper_again.random_token_ratio) == (3.0, 0.0)
+    with pytest.raises(ValueError, match="Unknown recipe 'relased'.*"
+                                         "Did you mean 'released'"):
+        kzoo.BartDenoisingPreprocessor(tokenizer, recipe="relased")

@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.models.bart.preprocessor import BartSeq2SeqLMPreprocessor
+from kzoo.core.arguments import OneOf, check_spec
 from kzoo.core.registry import register
 from kzoo.preprocessing.text_infilling import (permute_sentences,
                                                text_infilling,
@@ -12,6 +13,26 @@ from kzoo.preprocessing.text_infilling import (permute_sentences,
 
 # Tokens after which a sentence ends (byte-level BPE spells them alone).
 SENTENCE_END_TOKENS = (".", "!", "?")
+
+# The two known settings of BART's noise (text infilling and sentence
+# permutation, the paper's choice for the large model, section 5.1):
+# - "paper": as the paper describes text infilling (Lewis et al., 2020,
+#   section 2.2): 30% of the words, span lengths ~ Poisson(lambda = 3),
+#   each span one <mask>.
+# - "released": what trained the released bart.large, per its first
+#   author's fairseq command (facebookresearch/fairseq issue 1899, comment
+#   1069429320: `--mask 0.3 --mask-random 0.1 --poisson-lambda 3.5
+#   --permute-sentences 1 --mask-length span-poisson --replace-length 1
+#   --rotate 0.0 --insert 0.0`): lambda 3.5, and one span in ten becomes a
+#   random token instead of <mask> (fairseq's `mask_random`). fairseq's
+#   denoising task defaults (`poisson_lambda` 3.0, `mask_random` 0.0) and
+#   BART's README do not say it.
+RECIPES = {
+    "paper": {"noise_density": 0.3, "poisson_lambda": 3.0,
+              "random_token_ratio": 0.0, "sentence_permutation": True},
+    "released": {"noise_density": 0.3, "poisson_lambda": 3.5,
+                 "random_token_ratio": 0.1, "sentence_permutation": True},
+}
 
 
 @register
@@ -23,23 +44,37 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     The noise is BART's (`kzoo.preprocessing.text_infilling`): sentence
     permutation, then token deletion when asked (`deletion_rate` of the
     tokens removed, nothing in their place: the model must find where),
-    then text infilling over whole words (30% of the words, Poisson(3)
-    spans, each one `<mask>`; `noise_density=0` for deletion alone, the
-    paper's token-deletion objective). It is drawn in `tf.data` with NumPy
-    at each call, so every epoch sees new noise; `seed` makes the sequence
-    of draws reproducible.
+    then text infilling over whole words (30% of the words in spans whose
+    lengths are Poisson-distributed, each span one `<mask>`;
+    `noise_density=0` for deletion alone, the paper's token-deletion
+    objective). It is drawn in `tf.data` with NumPy at each call, so every
+    epoch sees new noise; `seed` makes the sequence of draws reproducible.
+
+    Two recipes (`RECIPES`) set text infilling's numbers:
+
+    | `recipe` | `poisson_lambda` | `random_token_ratio` | source |
+    |---|---|---|---|
+    | `"paper"` (default) | 3.0 | 0.0 | the paper (Lewis et al., 2020, section 2.2): Poisson(3) spans, each one `<mask>` |
+    | `"released"` | 3.5 | 0.1 | the released `bart.large`'s fairseq pretraining (`--poisson-lambda 3.5 --mask-random 0.1`, as its first author gave it: fairseq issue 1899) |
+
+    Both noise 30% of the words and permute the sentences. An argument
+    given explicitly wins over its recipe's value.
 
     Args:
         tokenizer: a `BartTokenizer`.
         sequence_length: encoder and decoder length.
         noise_density, poisson_lambda: text infilling's share of words and
-            mean span length.
-        sentence_permutation: shuffle the sentences first.
+            mean span length (None: the recipe's).
+        sentence_permutation: shuffle the sentences first (None: the
+            recipe's, True).
         deletion_rate: the share of the text's tokens deleted (rounded
             up per text; 0: none).
         random_token_ratio: the share of spans that become a random token
-            instead of `<mask>`.
+            instead of `<mask>` (fairseq's `mask_random`; None: the
+            recipe's).
         seed: seed of the noise.
+        recipe: `"paper"` or `"released"`: the defaults of the four
+            arguments above (see the table).
 
     Example:
     ```python
@@ -59,8 +94,16 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     print(tokenizer.detokenize(x["encoder_token_ids"][0]))  # noised
     print(tokenizer.detokenize(y[0]))                       # the original
     # kzoo.BartDenoisingLM trains on it from raw texts.
+    # The released bart.large's noise: Poisson(3.5) spans, 10% random.
+    released = kzoo.BartDenoisingPreprocessor(
+        tokenizer, sequence_length=32, recipe="released")
+    assert (released.poisson_lambda, released.random_token_ratio) == \
+        (3.5, 0.1)
     ```
     """
+
+    argument_spec = {"recipe": OneOf(tuple(RECIPES), noun="recipe")}
+    RECIPES = RECIPES
 
     min_segments = 1
     max_segments = 1
@@ -69,11 +112,25 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
     draws_per_call = True  # fresh noise on every call (every epoch)
 
     def __init__(self, tokenizer, sequence_length=512, target_length=None,
-                 noise_density=0.3, poisson_lambda=3.0,
-                 sentence_permutation=True, random_token_ratio=0.0,
-                 deletion_rate=0.0, seed=None, **kwargs):
+                 noise_density=None, poisson_lambda=None,
+                 sentence_permutation=None, random_token_ratio=None,
+                 deletion_rate=0.0, seed=None, recipe="paper", **kwargs):
+        check_spec(type(self), {"recipe": recipe})
         super().__init__(tokenizer, sequence_length,
                          target_length=target_length, **kwargs)
+        # What was given, apart from the recipe (get_config saves these,
+        # so a saved preprocessor loaded with another recipe takes that
+        # recipe's numbers for the rest).
+        self._given = {name: value for name, value in (
+            ("noise_density", noise_density),
+            ("poisson_lambda", poisson_lambda),
+            ("sentence_permutation", sentence_permutation),
+            ("random_token_ratio", random_token_ratio)) if value is not None}
+        values = {**RECIPES[recipe], **self._given}
+        noise_density = values["noise_density"]
+        poisson_lambda = values["poisson_lambda"]
+        sentence_permutation = values["sentence_permutation"]
+        random_token_ratio = values["random_token_ratio"]
         for name, value in (("noise_density", noise_density),
                             ("random_token_ratio", random_token_ratio),
                             ("deletion_rate", deletion_rate)):
@@ -91,6 +148,7 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         self.random_token_ratio = float(random_token_ratio)
         self.deletion_rate = float(deletion_rate)
         self.seed = seed
+        self.recipe = recipe
 
     def setup(self):
         super().setup()
@@ -165,10 +223,11 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"noise_density": self.noise_density,
-                       "poisson_lambda": self.poisson_lambda,
-                       "sentence_permutation": self.sentence_permutation,
-                       "random_token_ratio": self.random_token_ratio,
-                       "deletion_rate": self.deletion_rate,
-                       "seed": self.seed})
+        # The recipe, and only the values given beside it (None: the
+        # recipe's), so that from_preset(..., recipe=...) changes them.
+        config.update({name: self._given.get(name) for name in (
+            "noise_density", "poisson_lambda", "sentence_permutation",
+            "random_token_ratio")})
+        config.update({"deletion_rate": self.deletion_rate,
+                       "seed": self.seed, "recipe": self.recipe})
         return config
