@@ -52,7 +52,7 @@ from benchmark_worker import run_worker  # noqa: E402
 BACKENDS = ("jax", "tensorflow", "torch")
 LIBRARIES = ("kzoo", "transformers")
 # bias and LayerNorm parameters are not decayed, in both libraries (kzoo:
-# kzoo.training.optimizers.NO_DECAY_NAMES; transformers: by name below).
+# rank < 2, kzoo.training.weight_decay; transformers: by name below).
 HF_NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias")
 
 

@@ -34,6 +34,7 @@ import math
 
 import keras
 
+from kzoo.training.weight_decay import DecayRuleMixin
 from kzoo.utils import private_apis
 
 # Keras' optimizer internals the fused update overrides and reads (see the
@@ -181,22 +182,27 @@ class FusedAdamMixin:
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class AdamW(FusedAdamMixin, keras.optimizers.AdamW):
+class AdamW(DecayRuleMixin, FusedAdamMixin, keras.optimizers.AdamW):
     """Keras' `AdamW` (same arguments, same numbers), run as one fused
     kernel per parameter on torch and TensorFlow. kzoo's tasks train with
     it by default.
 
+    One argument more: `decay_norms_and_biases=False` spares every bias
+    and normalization parameter (any variable of rank < 2, whatever its
+    name) from weight decay, as BERT's recipe does; see
+    `kzoo.training.weight_decay`. The default, True, is Keras' behaviour.
+
     Example:
     ```python
     from kzoo import training
-    optimizer = training.AdamW(learning_rate=3e-5, weight_decay=0.01)
-    optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
+    optimizer = training.AdamW(learning_rate=3e-5, weight_decay=0.01,
+                               decay_norms_and_biases=False)
     ```
     """
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class Adam(FusedAdamMixin, keras.optimizers.Adam):
+class Adam(DecayRuleMixin, FusedAdamMixin, keras.optimizers.Adam):
     """Keras' `Adam` (same arguments, same numbers; a `weight_decay`, if
     given, decoupled as Keras applies it), run as one fused kernel per
     parameter on torch and TensorFlow.

@@ -31,7 +31,6 @@ classifier.fit(texts, labels, epochs=3,
 import keras
 
 from kzoo.training.adam import Adam, AdamW
-from kzoo.training.optimizers import NO_DECAY_NAMES
 from kzoo.utils import private_apis
 
 _SCALE_PREFIX = "layer_group_scale_"
@@ -198,8 +197,9 @@ class LayerwiseMixin:
 @keras.saving.register_keras_serializable(package="kzoo")
 class LayerwiseAdamW(LayerwiseMixin, AdamW):
     """AdamW with a learning-rate scale per layer group (see
-    `LayerwiseMixin`). Biases and LayerNorm parameters are spared weight
-    decay, as in kzoo's default optimizer.
+    `LayerwiseMixin`). Biases and normalization parameters are spared
+    weight decay, as in kzoo's default optimizer
+    (`decay_norms_and_biases=False`).
 
     Example:
     ```python
@@ -217,8 +217,8 @@ class LayerwiseAdamW(LayerwiseMixin, AdamW):
     """
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("decay_norms_and_biases", False)
         super().__init__(*args, **kwargs)
-        self.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
 
 
 @keras.saving.register_keras_serializable(package="kzoo")

@@ -3,14 +3,13 @@
 from kzoo.training.adam import AdamW
 from kzoo.training.schedules import WarmupLinearDecay
 
-# BERT-style weight decay spares biases and LayerNorm parameters.
-NO_DECAY_NAMES = ["bias", "gamma", "beta"]
-
 
 def default_optimizer(learning_rate=5e-5, weight_decay=0.01,
                       warmup_fraction=0.1):
     """AdamW (`kzoo.training.AdamW`: Keras', fused on torch and
-    TensorFlow) with BERT's decay exclusions and its schedule: linear
+    TensorFlow) with BERT's decay exclusions (biases and normalization
+    parameters of every layer, found by role: `kzoo.training.weight_decay`)
+    and its schedule: linear
     warmup over `warmup_fraction` of the steps, then linear decay to 0
     (the paper's recipe). `Task.fit` sets the number of steps; see
     `kzoo.training.schedules`.
@@ -29,6 +28,5 @@ def default_optimizer(learning_rate=5e-5, weight_decay=0.01,
     """
     optimizer = AdamW(
         learning_rate=WarmupLinearDecay(learning_rate, warmup_fraction),
-        weight_decay=weight_decay)
-    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+        weight_decay=weight_decay, decay_norms_and_biases=False)
     return optimizer
