@@ -19,6 +19,7 @@ from kzoo.core.registry import (get_class, registered_classes,
 
 MASKED_LM = "masked_lm"
 SEQUENCE_CLASSIFIER = "sequence_classifier"
+TOKEN_CLASSIFIER = "token_classifier"
 
 
 def _closest(candidates, cls, key):

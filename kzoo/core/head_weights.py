@@ -11,6 +11,15 @@ checkpoint knows its classifier is new.
 Why not Keras' own `save_weights`: it keys variables by the position of
 each layer in one model, so a file saved from one task cannot fill part of
 another, and it always includes the backbone.
+
+Matching by layer name alone would give a head to a task that means
+something else by it: a sequence classifier and a token classifier both
+call their head `classifier`, with the same shapes. So each head is stored
+with its kind (`head_kind`), and loads only into a head of the same kind:
+a head layer made for one job says so itself (`MaskedLMHead.head_kind =
+"masked_lm"`, so a masked LM takes a pretrainer's MLM head); a generic
+layer (a Dense) means what its task does (the task's `task_kind`, else
+its class name).
 """
 
 import h5py
@@ -37,6 +46,20 @@ def head_layers(task):
         else:
             layers.append(layer)
     return layers
+
+
+def head_kind(task, layer):
+    """What `layer`, one of `task`'s heads, was made for (see the module
+    doc)."""
+    return (getattr(layer, "head_kind", None)
+            or getattr(type(task), "task_kind", None)
+            or type(task).__name__)
+
+
+def head_kinds(task):
+    """`{head name: kind}` for every head of `task` that has weights."""
+    return {layer.name: head_kind(task, layer)
+            for layer in head_layers(task) if layer.weights}
 
 
 def head_variables(task):
@@ -73,6 +96,9 @@ def save_head_weights(task, path):
             f.attrs["task_class_name"] = type(task).__name__
             for key, variable in variables.items():
                 f.create_dataset(key, data=np.asarray(variable.numpy()))
+            for head, kind in head_kinds(task).items():
+                if head in f:
+                    f[head].attrs["head_kind"] = kind
     atomic_write(path, write, suffix=".h5")
 
 
@@ -87,36 +113,57 @@ def is_head_weights_file(path):
 def read_head_weights(path, error_cls=ValueError):
     """`{key: array}` from a heads file; a corrupt file is an error that
     says so."""
-    arrays = {}
+    return _read(path, error_cls)[0]
+
+
+def _read(path, error_cls):
+    """`({key: array}, {head: kind}, saving task's class name)`; the kinds
+    of a file written before kinds were stored are None."""
+    arrays, kinds, task_name = {}, {}, None
     try:
         with h5py.File(path, "r") as f:
+            task_name = f.attrs.get("task_class_name")
             def visit(name, obj):
                 if isinstance(obj, h5py.Dataset):
                     arrays[name] = obj[()]
             f.visititems(visit)
+            kinds = {head: f[head].attrs.get("head_kind") for head in f
+                     if isinstance(f[head], h5py.Group)}
     except OSError as e:
         raise error_cls(
             f"{path} is not a readable heads file (corrupt or truncated?): "
             f"{e}. Delete it and save or convert the preset again.") from None
-    return arrays
+    return arrays, kinds, task_name
 
 
 def load_head_weights(task, path, error_cls=ValueError):
-    """Fill each head of `task` whose weights `path` holds.
+    """Fill each head of `task` whose weights `path` holds, for the same
+    kind of head (see the module doc).
 
     A head is loaded whole or not at all; a head the file has with other
     shapes (a different `num_classes`, say) is an error naming it, raised
-    before any variable is assigned. Returns the names of the heads loaded.
+    before any variable is assigned. Returns `(loaded, foreign)`: the
+    names of the heads loaded, and `{name: kind in the file}` of those the
+    file has but made for another kind of head (left as they were).
     """
-    arrays = read_head_weights(path, error_cls)
+    arrays, file_kinds, file_task = _read(path, error_cls)
     variables = head_variables(task)
+    kinds = head_kinds(task)
     by_head = {}
     for key, variable in variables.items():
         by_head.setdefault(key.split("/", 1)[0], []).append((key, variable))
-    plan, problems = [], []
+    plan, problems, foreign = [], [], {}
     for head, entries in by_head.items():
         present = [key for key, _ in entries if key in arrays]
         if not present:
+            continue
+        stored_kind = file_kinds.get(head)
+        if stored_kind is None and file_task != type(task).__name__:
+            # Written before kinds were stored: only a head that names its
+            # own kind, or the same task class, is known to match.
+            stored_kind = head_kind_of_layer(task, head) or file_task
+        if stored_kind is not None and stored_kind != kinds[head]:
+            foreign[head] = stored_kind
             continue
         missing = [key for key, _ in entries if key not in arrays]
         wrong = [f"{key} {tuple(arrays[key].shape)} in the file, "
@@ -138,4 +185,13 @@ def load_head_weights(task, path, error_cls=ValueError):
     for _, entries in plan:
         for key, variable in entries:
             variable.assign(arrays[key])
-    return [head for head, _ in plan]
+    return [head for head, _ in plan], foreign
+
+
+def head_kind_of_layer(task, head):
+    """The kind `task`'s head layer `head` names itself, or None for a
+    generic layer."""
+    for layer in head_layers(task):
+        if layer.name == head:
+            return getattr(layer, "head_kind", None)
+    return None

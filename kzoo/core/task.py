@@ -488,10 +488,10 @@ def _load_heads(task, preset, saved_task):
     """Fill the task's heads from the preset's heads file, and say which
     pretrained heads it could not provide."""
     path = preset.find_weights_file(presets.TASK_WEIGHTS)
-    loaded = []
+    loaded, foreign = [], {}
     if path is not None and head_weights.is_head_weights_file(path):
-        loaded = head_weights.load_head_weights(task, path,
-                                                presets.PresetError)
+        loaded, foreign = head_weights.load_head_weights(
+            task, path, presets.PresetError)
     elif path is not None and saved_task:
         # A task preset written before heads were stored on their own
         # (the whole task in one Keras weights file).
@@ -520,7 +520,15 @@ def _load_heads(task, preset, saved_task):
             f"{', '.join(map(str, preset.weight_locations(presets.TASK_WEIGHTS)))}"
             "). A cache converted by an older kzoo lacks heads: delete "
             f"{presets.cache_dir() / preset.name} and load again.")
+    for head, kind in foreign.items():
+        warnings.warn(
+            f"{type(task).__name__}.{head} is randomly initialised: preset "
+            f"{preset.name!r} has a {head} head, but made for {kind}, not "
+            f"for {head_weights.head_kinds(task)[head]}, so it was not "
+            "loaded.", presets.RandomHeadWarning, stacklevel=3)
     for head in missing:
+        if head in foreign:
+            continue
         warnings.warn(
             f"{type(task).__name__}.{head} is randomly initialised: preset "
             f"{preset.name!r} has no pretrained weights for it, so its "

@@ -22,6 +22,10 @@ class MaskedLMHead(keras.layers.Layer):
         layer_norm_epsilon: epsilon of the head's LayerNorm.
     """
 
+    # What the head was trained for, kept with its weights: any task with
+    # a masked-LM head may load it (see kzoo.core.head_weights).
+    head_kind = "masked_lm"
+
     def __init__(self, token_embedding, activation="gelu",
                  layer_norm_epsilon=1e-12, kernel_initializer="glorot_uniform",
                  **kwargs):
@@ -85,6 +89,8 @@ class TiedLMHead(keras.layers.Layer):
     The embedding is referenced, not tracked: its matrix belongs to the
     backbone, so a task's weights file does not store it twice.
     """
+
+    head_kind = "language_model"   # see kzoo.core.head_weights
 
     def __init__(self, token_embedding, use_bias=False, **kwargs):
         super().__init__(**kwargs)

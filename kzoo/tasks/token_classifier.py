@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.core.arguments import FRACTION, Optional, describe
-from kzoo.core.family import EncoderHead, tokenizer_packing
+from kzoo.core.family import TOKEN_CLASSIFIER, EncoderHead, tokenizer_packing
 from kzoo.core.preprocessor import PAD_MARK, Preprocessor
 from kzoo.core.registry import register
 from kzoo.core.task import Task
@@ -339,6 +339,10 @@ class WordTagger:
     `fit`/`evaluate`, `predict_words`, `evaluate_entities`. Subclasses
     implement `word_class_ids(words)`: a batch of words (ragged tf) -> per
     example a class id per word (None: the word was cut off)."""
+
+    # A classifier per token: its `classifier` head is not a sequence
+    # classifier's (kzoo.core.head_weights keeps them apart).
+    task_kind = TOKEN_CLASSIFIER
 
     def _make_dataset(self, x, y=None, sample_weight=None, batch_size=None,
                       shuffle=False):
