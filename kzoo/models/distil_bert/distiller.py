@@ -8,14 +8,18 @@ none of them.
 """
 
 import keras
+import numpy as np
+import tensorflow as tf
 from keras import ops
 
-from kzoo.core.arguments import ArgumentError, Real, describe
+from kzoo.core.arguments import ArgumentError, Optional, Real, describe
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.distil_bert.backbone import DistilBertBackbone
 from kzoo.models.distil_bert.masked_lm import DistilBertMaskedLM
 from kzoo.models.distil_bert.preprocessor import \
     DistilBertMaskedLMPreprocessor
+from kzoo.models.distil_bert.smoothed_masking import (
+    SmoothedMaskingPreprocessor, count_tokens)
 from kzoo.models.distil_bert.tokenizer import DistilBertTokenizer
 from kzoo.core.task import Task
 from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
@@ -45,10 +49,28 @@ class Distiller(Task):
     The defaults are the DistilBERT recipe (Hugging Face's
     `examples/research_projects/distillation`: temperature 2,
     `--alpha_ce 5.0 --alpha_mlm 2.0 --alpha_cos 1.0`, learning rate 5e-4,
-    5% warmup, no weight decay). The teacher runs in inference mode
+    5% warmup, no weight decay, `--mlm_smoothing 0.7`,
+    `--max_grad_norm 5.0`). The teacher runs in inference mode
     and is never updated. Fit on raw strings: the student's masked-LM
-    preprocessor packs and masks (afresh each epoch); both models see the
-    same masked text (a teacher with segment ids gets segment 0).
+    preprocessor packs; both models see the same masked text (a teacher
+    with segment ids gets segment 0), masked afresh every batch.
+
+    Masking, as the recipe's (`mlm_smoothing`, see
+    `kzoo.models.distil_bert.smoothed_masking`): each token's chance to be
+    masked is proportional to `max(count, 1) ** -0.7`, its count in the
+    training corpus (rare tokens more often; special tokens never), and
+    the 15% is drawn over the whole batch at once (`ceil(0.15 * real
+    tokens)`, [CLS] and [SEP] counted), as `prepare_batch_mlm` draws it;
+    80/10/10 as BERT. The counts are `token_counts`, or else the texts of
+    the first `fit` on in-memory text (`count_tokens`); a `tf.data` input
+    needs them given. `mlm_smoothing=None` keeps the student
+    preprocessor's own masking (BERT's 15% per row, every token alike).
+
+    Gradient clipping: `compile` sets the optimizer's `global_clipnorm`
+    to `max_grad_norm` (5.0), the recipe's
+    `torch.nn.utils.clip_grad_norm_(student.parameters(), 5.0)` (the
+    global norm over the student's weights; torch divides by `norm +
+    1e-6`, Keras by `norm`: a relative 2e-7 at 5).
 
     Args:
         teacher: a masked-LM task (`kzoo.BertMaskedLM`, ...) with the same
@@ -58,6 +80,14 @@ class Distiller(Task):
         temperature: softmax temperature of the soft targets.
         alpha_ce, alpha_mlm, alpha_cos: the weights of the three losses.
         restrict_ce_to_mask: the soft-target loss on masked tokens only.
+        mlm_smoothing: the exponent of the masking weights (0.7; 0: every
+            token alike, over the batch; None: the student's own masking).
+        token_counts: how often each token id occurs in the training
+            corpus (`(vocabulary_size,)`; `count_tokens(texts)` counts
+            them); None: counted from the first in-memory `fit`'s texts.
+        max_grad_norm: clip the gradients to this global norm (None: no
+            clipping beyond the optimizer's own).
+        seed: seed of the masks (with `mlm_smoothing`).
 
     Example:
     ```python
@@ -68,19 +98,24 @@ class Distiller(Task):
     student = kzoo.init_student_from_teacher(teacher)
     distiller = kzoo.Distiller(teacher, student)
     texts = datasets.austen_paragraphs("emma")[:8]
-    distiller.fit(texts, epochs=1, batch_size=4)
+    distiller.fit(texts, epochs=1, batch_size=4)   # counts these texts
+    assert distiller.token_counts.sum() > 0
+    assert distiller.optimizer.global_clipnorm == 5.0
     student.save_to_preset("my_distil_bert")
     ```
     """
 
     argument_spec = {"temperature": POSITIVE, "alpha_ce": NON_NEGATIVE,
-                     "alpha_mlm": NON_NEGATIVE, "alpha_cos": NON_NEGATIVE}
+                     "alpha_mlm": NON_NEGATIVE, "alpha_cos": NON_NEGATIVE,
+                     "mlm_smoothing": Optional(NON_NEGATIVE),
+                     "max_grad_norm": Optional(POSITIVE)}
 
     extra_input_names = ("mask_positions",)
 
     def __init__(self, teacher, student, temperature=2.0, alpha_ce=5.0,
                  alpha_mlm=2.0, alpha_cos=1.0, restrict_ce_to_mask=False,
-                 **kwargs):
+                 mlm_smoothing=0.7, token_counts=None, max_grad_norm=5.0,
+                 seed=None, **kwargs):
         teacher.trainable = False  # frozen: no gradient, no update
         # === Functional model ===
         inputs, _ = task_inputs(student.backbone, self.extra_input_names)
@@ -93,7 +128,13 @@ class Distiller(Task):
             "teacher_logits": teacher_logits,
             "student_hidden": student_hidden,  # (batch, seq, hidden)
             "teacher_hidden": teacher_hidden}, **kwargs)
-        self._finish_init(student.backbone, student.preprocessor)
+        # The recipe's masking wraps the student's packing; without it the
+        # student's preprocessor masks.
+        preprocessor = student.preprocessor if mlm_smoothing is None else \
+            SmoothedMaskingPreprocessor(
+                student.preprocessor, mlm_smoothing=mlm_smoothing,
+                token_counts=token_counts, seed=seed)
+        self._finish_init(student.backbone, preprocessor)
         # === Config ===
         self.teacher = teacher
         self.student = student
@@ -102,6 +143,10 @@ class Distiller(Task):
         self.alpha_mlm = float(alpha_mlm)
         self.alpha_cos = float(alpha_cos)
         self.restrict_ce_to_mask = bool(restrict_ce_to_mask)
+        self.mlm_smoothing = None if mlm_smoothing is None else \
+            float(mlm_smoothing)
+        self.max_grad_norm = None if max_grad_norm is None else \
+            float(max_grad_norm)
 
     @classmethod
     def check_argument_values(cls, values):
@@ -131,6 +176,28 @@ class Distiller(Task):
                 f"Distiller: the cosine loss compares hidden states, but the "
                 f"teacher's are {widths[0]} wide and the student's "
                 f"{widths[1]}; pass alpha_cos=0.")
+        if values.get("mlm_smoothing") is None:
+            return
+        masking = getattr(student.preprocessor, "masking", "token")
+        if masking != "token":
+            raise ArgumentError(
+                f"Distiller: mlm_smoothing masks single tokens (the recipe's "
+                f"masking), but the student's preprocessor masks "
+                f"{masking!r}; pass mlm_smoothing=None to keep its masking, "
+                "or give the student a preprocessor with masking='token'.")
+        counts = values.get("token_counts")
+        if counts is not None:
+            counts = np.asarray(counts)
+            size = student.backbone.vocabulary_size
+            if counts.shape != (size,) or not np.issubdtype(
+                    counts.dtype, np.number) or not np.all(
+                    np.isfinite(counts)) or (counts < 0).any():
+                raise ArgumentError(
+                    f"Distiller: token_counts must be one count (>= 0) per "
+                    f"token id, shape ({size},); got "
+                    f"{describe(values.get('token_counts'))} of shape "
+                    f"{counts.shape}. Count them with "
+                    "distiller.count_tokens(texts).")
 
     # ------------------------------------------------------------------
     # Losses
@@ -188,6 +255,71 @@ class Distiller(Task):
             kwargs.pop(name, None)
         super().compile(optimizer=optimizer, loss=None, metrics=None,
                         weighted_metrics=None, **kwargs)
+        self._clip_gradients_as_the_recipe()
+
+    def _clip_gradients_as_the_recipe(self):
+        """The recipe's `clip_grad_norm_(student.parameters(),
+        max_grad_norm)` before each update: Keras' `global_clipnorm` on
+        the optimizer (the inner one under loss scaling, which unscales
+        the gradients before it clips)."""
+        if self.max_grad_norm is None:
+            return
+        optimizer = getattr(self.optimizer, "inner_optimizer",
+                            self.optimizer)
+        own = {name: getattr(optimizer, name, None)
+               for name in ("clipnorm", "clipvalue", "global_clipnorm")}
+        own = {name: value for name, value in own.items() if value}
+        if own and own != {"global_clipnorm": self.max_grad_norm}:
+            setting = ", ".join(f"{k}={v}" for k, v in own.items())
+            raise ValueError(
+                f"Distiller.compile: the optimizer clips already ({setting}) "
+                f"and max_grad_norm={self.max_grad_norm} asks for the "
+                "recipe's clipping too; pass max_grad_norm=None to keep the "
+                "optimizer's, or an optimizer without clipping.")
+        # Read when the train step is traced, which compile resets.
+        optimizer.global_clipnorm = self.max_grad_norm
+
+    # ------------------------------------------------------------------
+    # The recipe's token counts (mlm_smoothing)
+    # ------------------------------------------------------------------
+    @property
+    def token_counts(self):
+        """The training corpus' token counts the masking weighs by (None:
+        not counted yet, or `mlm_smoothing=None`)."""
+        return getattr(self.preprocessor, "token_counts", None) \
+            if self.mlm_smoothing is not None else None
+
+    def count_tokens(self, texts):
+        """How often each token id occurs in `texts` (strings, pairs of
+        string lists, or a finite `tf.data.Dataset` of strings): the
+        `token_counts` of the recipe's masking, as its
+        `scripts/token_counts.py` counts them."""
+        return count_tokens(texts, self.student.preprocessor.tokenizer)
+
+    def set_token_counts(self, token_counts):
+        """Masks from now on weigh tokens by these counts."""
+        if self.mlm_smoothing is None:
+            raise ValueError("Distiller: token counts weigh the masks of "
+                             "mlm_smoothing, which is None here.")
+        self.preprocessor.set_token_counts(token_counts)
+
+    def fit(self, x=None, y=None, **kwargs):
+        if self.mlm_smoothing is not None and self.token_counts is None:
+            if x is None or isinstance(x, tf.data.Dataset) or \
+                    hasattr(x, "__next__"):
+                raise ValueError(
+                    "Distiller.fit: mlm_smoothing (the recipe's masking) "
+                    "weighs each token by its count in the training corpus; "
+                    "with a dataset or generator, count them first: "
+                    "Distiller(..., token_counts=counts) or "
+                    "distiller.set_token_counts(distiller.count_tokens("
+                    "texts)); or pass mlm_smoothing=None for the student's "
+                    "own masking.")
+            # The corpus is the texts fit trains on, as the recipe counts
+            # its binarized training data.
+            self.preprocessor.text_segments(x)  # checked before counting
+            self.set_token_counts(self.count_tokens(x))
+        return super().fit(x, y, **kwargs)
 
     def predict(self, *args, **kwargs):
         raise NotImplementedError(
