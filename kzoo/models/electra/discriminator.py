@@ -37,6 +37,8 @@ class ReplacedTokenHead(keras.layers.Layer):
     activation (the encoder's), then `dense_prediction` to one logit per
     token: `(batch, seq, hidden)` -> `(batch, seq)`; above 0: replaced."""
 
+    head_kind = "replaced_token"   # see kzoo.core.head_weights
+
     def __init__(self, activation="gelu", kernel_initializer="glorot_uniform",
                  **kwargs):
         super().__init__(**kwargs)
@@ -71,6 +73,27 @@ class ReplacedTokenHead(keras.layers.Layer):
         return config
 
 
+def real_token_weights(x, sample_weight=None):
+    """`(batch, seq)` float32 weights: the input's padding mask, times a
+    user's `sample_weight` (per example or per token) when there is one.
+
+    Weighting happens here, on the inputs every step sees, rather than in
+    the preprocessor, so that token-id dicts and datasets without weights
+    skip the padding as raw text does."""
+    real = ops.cast(x["padding_mask"], "float32")
+    if sample_weight is None:
+        return real
+    sample_weight = ops.cast(sample_weight, "float32")
+    if len(sample_weight.shape) == 1:  # one weight per example
+        sample_weight = ops.expand_dims(sample_weight, -1)
+    elif len(sample_weight.shape) != 2:
+        raise ValueError(
+            "ElectraDiscriminator takes a sample_weight per example "
+            "(batch,) or per token (batch, seq); got shape "
+            f"{tuple(sample_weight.shape)}.")
+    return real * sample_weight
+
+
 def replaced_token_head(backbone):
     """The discriminator head, configured from the backbone."""
     return ReplacedTokenHead(
@@ -85,9 +108,13 @@ class ElectraDiscriminator(Task):
     `(batch, seq)` logits, above 0 where a token looks replaced.
 
     Fit takes texts and per-token 0/1 labels of the packed length
-    (`(batch, sequence_length)`); pass the packed padding mask as
-    `sample_weight` (with a dataset) to average over the real tokens, as
-    the original; without weights every position counts.
+    (`(batch, sequence_length)`). The loss and accuracy count the real
+    tokens only, as the original's (its sigmoid cross-entropy is weighted
+    by the input mask): the task weights every position by the input's
+    `padding_mask`, whatever the input (raw text, a dataset, token-id
+    dicts), so labels at padded positions are ignored. A `sample_weight`
+    of your own, per example `(batch,)` or per token `(batch, seq)`,
+    multiplies the mask.
     Replaced-token-detection pretraining from raw text, with a generator
     making the replacements, is `kzoo.ElectraPretrainer`.
 
@@ -117,6 +144,16 @@ class ElectraDiscriminator(Task):
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)
         self.discriminator_predictions = head
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                     training=True):
+        return super().compute_loss(
+            x, y, y_pred, real_token_weights(x, sample_weight),
+            training=training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        return super().compute_metrics(
+            x, y, y_pred, real_token_weights(x, sample_weight))
 
     def default_compile_args(self):
         return {"optimizer": default_optimizer(5e-5),

@@ -30,17 +30,29 @@ class ElectraPreprocessor(SegmentPreprocessor):
 class ElectraMaskedLMPreprocessor(ElectraPreprocessor,
                                   MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights: ELECTRA's
-    packing, then BERT's masking (15% selected; 80% [MASK], 10% random, 10%
-    kept; never a special token), drawn afresh on every call. Feeds both
+    packing, then ELECTRA's masking, drawn afresh on every call: 15% of
+    the tokens selected (never a special token), 85% of those replaced by
+    [MASK] and 15% left as they are, no random token (the original's
+    `pretrain_helpers.mask`; BERT's split is 80/10/10). Feeds both
     `ElectraMaskedLM` (the generator) and `ElectraPretrainer`.
+
+    Why no random tokens: in ELECTRA the generator's samples are the
+    corruption the discriminator learns to spot, so the generator's input
+    needs none of its own. How many tokens are selected is kzoo's rule for
+    every masked LM (`kzoo.preprocessing.MaskedLMMasker`): ceil(15% of the
+    selectable tokens) without repeats, where the original draws
+    round(15% of the tokens, [CLS] and [SEP] included) positions with
+    replacement. (The original's large model selected 25%:
+    `mask_selection_rate=0.25`.)
 
     x: `token_ids` (masked), `segment_ids`, `padding_mask`,
     `mask_positions`. y: the original ids at `mask_positions`.
     sample_weight: 1 for real selections, 0 for empty slots.
 
     Args: `ElectraPreprocessor`'s and `mask_selection_rate`,
-    `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
-    `kzoo.tasks.MaskedLMPreprocessor`).
+    `mask_selection_length` (see `kzoo.tasks.MaskedLMPreprocessor`),
+    `mask_token_rate` (0.85) and `random_token_rate` (0.0); pass 0.8 and
+    0.1 for BERT's.
 
     Example:
     ```python
@@ -50,3 +62,12 @@ class ElectraMaskedLMPreprocessor(ElectraPreprocessor,
     assert x["token_ids"].shape == (1, 32)
     ```
     """
+
+    def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
+                 mask_selection_rate=0.15, mask_selection_length=None,
+                 mask_token_rate=0.85, random_token_rate=0.0, **kwargs):
+        super().__init__(tokenizer, sequence_length, truncate,
+                         mask_selection_rate=mask_selection_rate,
+                         mask_selection_length=mask_selection_length,
+                         mask_token_rate=mask_token_rate,
+                         random_token_rate=random_token_rate, **kwargs)

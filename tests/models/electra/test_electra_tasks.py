@@ -85,7 +85,8 @@ def test_pretrainer_shares_the_embedding_tables(texts, tmp_path):
         table = backbone.get_layer(name).embeddings
         assert sum(w is table for w in task.weights) == 1, name
     # The generator: a quarter of the hidden size, one head, 4x FFN, the
-    # discriminator's depth, its own LayerNorm and projection (24 -> 8).
+    # discriminator's depth, its own projection (24 -> 8); the embedding
+    # LayerNorm is the discriminator's (test_electra_original_pretraining).
     assert generator_shape(32, 0.25) == (8, 1, 32)
     assert task.get_layer("generator_embeddings_project").kernel.shape == \
         (24, 8)
