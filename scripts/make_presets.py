@@ -180,6 +180,8 @@ def write_preset(root, name, row, inputs, build_up_to=24):
         }
         if row.get("heads") is not None:
             metadata["heads"] = row["heads"]
+        if row.get("heads_note"):
+            metadata["heads_note"] = row["heads_note"]
         if row.get("tokenizer_assets_from"):
             metadata["tokenizer_assets_from"] = row["tokenizer_assets_from"]
         elif tokenizer:

@@ -249,8 +249,11 @@ FAMILIES = {
     },
     # microsoft/deberta-v3-*, mdeberta-v3-base: relative attention with 256
     # log buckets reaching 512, share_att_key, p2c|c2p, no absolute
-    # positions, no token types, LayerNorm eps 1e-7. The checkpoints carry
-    # the original's MLM head (lm_predictions.lm_head).
+    # positions, no token types, LayerNorm eps 1e-7. The checkpoints are
+    # the replaced-token-detection discriminator: the lm_predictions.lm_head
+    # weights they carry are no trained masked-LM head (fill-mask through
+    # them is noise in transformers too: huggingface/transformers#18143,
+    # #22790), so the presets declare no heads and kzoo does not load them.
     "deberta_v3": {
         "backbone": "DebertaV3Backbone",
         "config": dict(vocabulary_size=128100, max_sequence_length=512,
@@ -260,9 +263,14 @@ FAMILIES = {
         "tokenizer": "DebertaV3Tokenizer",
         "tokenizer_config": dict(name="deberta_v3_tokenizer"),
         "license": "MIT",
-        "heads": ["mlm_head"],
+        "heads": [],
+        "heads_note": "DeBERTa-v3 was pretrained with replaced-token "
+                      "detection, as ELECTRA; its released checkpoint is the "
+                      "discriminator and holds no trained masked-LM head",
         "source": "hub", "weights_file": "pytorch_model.bin",
-        "how_to_get": HOW_TO_GET_FILES, "note": NOTE,
+        "how_to_get": HOW_TO_GET_FILES.replace("--task pretraining",
+                                               "--task backbone"),
+        "note": NOTE,
         "tokenizer_assets": {"spm.model": remote()},
     },
     # 6 layers, 768 hidden, 12 heads, 3072 FFN, 512 learned positions,

@@ -92,6 +92,9 @@ def test_fill_mask_takes_mask_in_any_family_spelling(folders, capsys):
     refused(capsys, "at least one", "fill-mask", folders / "mlm",
             "no mask here")
     refused(capsys, "has none", "fill-mask", folders / "gpt2", "a [MASK]")
+    # An encoder without a pretrained MLM head: no random guesses printed.
+    refused(capsys, "needs a pretrained masked-LM head", "fill-mask",
+            folders / "backbone", "a [MASK]")
 
 
 def test_embed_writes_npy_and_jsonl(folders, tmp_path, capsys):

@@ -1,7 +1,12 @@
 """`kzoo fill-mask PRESET TEXT...`: the likeliest tokens behind each mask,
 with the preset family's masked-LM head. `[MASK]` is accepted for every
 family (written as the family's own mask token, e.g. RoBERTa's `<mask>`).
+A preset without a pretrained masked-LM head (an encoder alone, or
+DeBERTa-v3, pretrained with replaced-token detection) is refused: a random
+head's guesses would print as if they were predictions.
 """
+
+import warnings
 
 from kzoo.cli.inputs import CommandError, add_text_arguments, read_texts
 
@@ -16,9 +21,18 @@ def add_arguments(parser):
 
 def run(args):
     from kzoo.cli.inputs import preset_task
+    from kzoo.presets import RandomHeadWarning
     from kzoo.tasks.task_wiring import MaskedLM
     texts = read_texts(args)
-    task = preset_task(args.preset, MaskedLM, "fill-mask")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RandomHeadWarning)
+        try:
+            task = preset_task(args.preset, MaskedLM, "fill-mask")
+        except RandomHeadWarning as e:
+            raise CommandError(
+                f"fill-mask needs a pretrained masked-LM head, and {e} "
+                "Train one first (`kzoo pretrain`), or pick a preset whose "
+                "`kzoo info` lists mlm_head among its heads.") from None
     tokenizer = task.preprocessor.tokenizer
     mask = tokenizer.id_to_token(tokenizer.mask_token_id)
     texts = [text.replace("[MASK]", mask) for text in texts]

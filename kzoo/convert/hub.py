@@ -387,8 +387,12 @@ def _convert_from_sources(preset, source, dest, tried, verbose):
 
 def _convert_for_preset(preset, folder, dest, verbose, source):
     # The pretraining heads come along (task.weights.h5), so a task built
-    # on the preset gets the checkpoint's MLM/NSP head, not a random one.
-    hf_to_preset(folder, dest, task="pretraining", overwrite=True,
+    # on the preset gets the checkpoint's MLM/NSP head, not a random one;
+    # unless the preset says the checkpoint has none worth loading
+    # (`"heads": []`: DeBERTa-v3's lm_predictions weights were not trained
+    # as a masked LM; see its `heads_note`).
+    task = "backbone" if preset.metadata.get("heads") == [] else "pretraining"
+    hf_to_preset(folder, dest, task=task, overwrite=True,
                  verbose=verbose, source=source,
                  expected_config=_config_check(preset),
                  metadata={"name": preset.name})

@@ -526,11 +526,13 @@ def _load_heads(task, preset, saved_task):
             f"{preset.name!r} has a {head} head, but made for {kind}, not "
             f"for {head_weights.head_kinds(task)[head]}, so it was not "
             "loaded.", presets.RandomHeadWarning, stacklevel=3)
+    why = preset.metadata.get("heads_note")
     for head in missing:
         if head in foreign:
             continue
         warnings.warn(
             f"{type(task).__name__}.{head} is randomly initialised: preset "
-            f"{preset.name!r} has no pretrained weights for it, so its "
+            f"{preset.name!r} has no pretrained weights for it"
+            + (f" ({why})" if why else "") + ", so its "
             "outputs mean nothing until you train it.",
             presets.RandomHeadWarning, stacklevel=3)

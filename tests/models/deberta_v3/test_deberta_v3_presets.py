@@ -2,9 +2,13 @@
 building offline without their SentencePiece model (which comes with the
 weights)."""
 
+import json
+import warnings
+
 import pytest
 
 import kzoo
+from deberta_v3_testing import DEBERTA_PRESET, make_tiny_deberta
 from helpers import check_preset
 from kzoo.core.tokenizer import TokenizerAssetError
 
@@ -35,7 +39,10 @@ def test_preset_files_and_metadata(name):
     assert preset.metadata["tokenizer"]["spm.model"]["remote"]
     declared = {f["name"] for f in preset.metadata["source"]["files"]}
     assert {"spm.model", "config.json"} <= declared
-    assert preset.metadata["heads"] == ["mlm_head"]
+    # The released checkpoints are RTD discriminators: no masked-LM head.
+    assert preset.metadata["heads"] == []
+    assert "replaced-token detection" in preset.metadata["heads_note"]
+    assert "--task backbone" in preset.metadata["source"]["how_to_get"]
 
 
 def test_preset_shapes_are_the_released_ones():
@@ -93,3 +100,49 @@ def test_tokenizer_offline_says_what_to_do(monkeypatch):
             r"(?s)preset 'deberta_v3_base_en' does not ship its spm.model"
             r".*microsoft/deberta-v3-base.*load_weights=False")):
         kzoo.DebertaV3Tokenizer.from_preset("deberta_v3_base")
+
+
+@pytest.fixture
+def rtd_checkpoint(tmp_path):
+    """A local preset shaped like a converted DeBERTa-v3 checkpoint: a
+    backbone with weights, the metadata of the named presets."""
+    folder = tmp_path / "v3"
+    make_tiny_deberta(max_sequence_length=512).save_to_preset(folder)
+    kzoo.DebertaV3Tokenizer.from_preset(DEBERTA_PRESET).save_to_preset(folder)
+    named = kzoo.presets.resolve("deberta_v3_base_en").metadata
+    metadata = json.loads((folder / "metadata.json").read_text())
+    metadata.update(heads=named["heads"], heads_note=named["heads_note"])
+    (folder / "metadata.json").write_text(json.dumps(metadata))
+    return folder
+
+
+def test_a_masked_lm_on_a_v3_checkpoint_says_its_head_is_random(
+        rtd_checkpoint):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kzoo.DebertaV3MaskedLM.from_preset(str(rtd_checkpoint),
+                                           sequence_length=16)
+    said = [str(w.message) for w in caught
+            if issubclass(w.category, kzoo.presets.RandomHeadWarning)]
+    assert len(said) == 1 and "mlm_head" in said[0] and \
+        "replaced-token detection" in said[0]
+
+
+def test_fill_mask_refuses_a_v3_checkpoint(rtd_checkpoint, capsys):
+    from kzoo import cli
+    code = cli.main(["fill-mask", str(rtd_checkpoint), "a [MASK] b"])
+    out, err = capsys.readouterr()
+    assert code == 1 and not out
+    assert "needs a pretrained masked-LM head" in err and \
+        "replaced-token detection" in err
+
+
+def test_the_download_converts_the_encoder_alone(monkeypatch, tmp_path):
+    from kzoo.convert import hub
+    tasks = []
+    monkeypatch.setattr(hub, "hf_to_preset",
+                        lambda *args, task, **kwargs: tasks.append(task))
+    for name in ("deberta_v3_base_en", "bert_base_en_uncased"):
+        hub._convert_for_preset(kzoo.presets.resolve(name), tmp_path,
+                                tmp_path / name, False, {})
+    assert tasks == ["backbone", "pretraining"]
