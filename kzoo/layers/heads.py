@@ -42,12 +42,16 @@ class MaskedLMHead(keras.layers.Layer):
         # logits need (BERT's equals its hidden size; ELECTRA's generator
         # maps its hidden size down to its embedding size).
         width = self.token_embedding.output_dim
+        # The sublayers take the head's dtype policy: without it they get
+        # the global one, and a mixed-precision task's head would compute
+        # in float32.
         self.transform = FoldedDense(
             width, kernel_initializer=self.kernel_initializer,
-            name="transform")
+            dtype=self.dtype_policy, name="transform")
         self.transform.build(input_shape)
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="layer_norm")
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy,
+            name="layer_norm")
         self.layer_norm.build(tuple(input_shape[:-1]) + (width,))
         self.bias = self.add_weight(
             name="bias", shape=(self.token_embedding.input_dim,),

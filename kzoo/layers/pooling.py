@@ -79,9 +79,13 @@ class TokenPooling(keras.layers.Layer):
             very_low = ops.cast(-1e9, sequence_output.dtype)
             return ops.max(ops.where(mask > 0, sequence_output, very_low),
                            axis=1)
-        total = ops.sum(sequence_output * mask, axis=1)  # (batch, hidden)
+        # Summed in float32: under a bfloat16 policy a count above 256 (or
+        # a long sum of vectors) would round.
+        mask = ops.cast(mask, "float32")
+        total = ops.sum(ops.cast(sequence_output, "float32") * mask,
+                        axis=1)  # (batch, hidden)
         count = ops.maximum(ops.sum(mask, axis=1), 1e-9)  # (batch, 1)
-        return total / count
+        return ops.cast(total / count, sequence_output.dtype)
 
     def compute_output_shape(self, sequence_output_shape, padding_mask_shape):
         return (sequence_output_shape[0], sequence_output_shape[-1])
@@ -94,5 +98,8 @@ class L2Normalize(keras.layers.Layer):
     """x / max(||x||, 1e-12) along the last axis (torch's F.normalize)."""
 
     def call(self, x):
-        norm = ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True))
-        return x / ops.maximum(norm, 1e-12)
+        # The norm in float32, whatever the compute dtype (a bfloat16 sum
+        # of hundreds of squares rounds).
+        wide = ops.cast(x, "float32")
+        norm = ops.sqrt(ops.sum(ops.square(wide), axis=-1, keepdims=True))
+        return ops.cast(wide / ops.maximum(norm, 1e-12), x.dtype)

@@ -198,10 +198,11 @@ class MultipleChoice(EncoderHead, Task):
         # === Functional model ===
         inputs = {name: keras.Input((None, None), dtype="int32", name=name)
                   for name in backbone.input_names}
-        fold = FoldChoices(name="fold_choices")
+        fold = FoldChoices(dtype=backbone.dtype_policy, name="fold_choices")
         folded = {name: fold(value) for name, value in inputs.items()}
         scores = scorer(folded)  # (batch * choices, 1)
-        logits = UnfoldChoices(name="unfold_choices")(
+        logits = UnfoldChoices(dtype=backbone.dtype_policy,
+                               name="unfold_choices")(
             scores, inputs["token_ids"])  # (batch, choices)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)

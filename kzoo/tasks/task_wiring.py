@@ -178,8 +178,10 @@ class SequenceClassifier(Task):
         num_classes: number of labels (outputs, for regression).
         preprocessor: the family's preprocessor, or None to feed input
             dicts.
-        dropout: dropout before the classifier; None uses the backbone's
-            (the family's default, `default_dropout`).
+        dropout: dropout before the classifier; None: the family's
+            default, what `transformers` puts there for the family
+            (`default_dropout`: `head_dropout` where the family's
+            original has its own rate, else the backbone's dropout).
         problem_type: "single_label_classification" (integer labels),
             "multi_label_classification" (0/1 labels of width
             `num_classes`) or "regression" (real targets).
@@ -205,6 +207,18 @@ class SequenceClassifier(Task):
     # Whether the dropout also runs before that hidden layer (RoBERTa's
     # head); DistilBERT's drops out only after it.
     dropout_before_hidden = True
+    # The dropout `transformers` puts before the family's classifiers
+    # when the config sets none, where it is not the backbone's hidden
+    # dropout (BERT's heads fall back to `hidden_dropout_prob`, so BERT's
+    # families leave these None). `head_dropout`: this sequence
+    # classifier's (ALBERT's `classifier_dropout_prob`, 0.1; DistilBERT's
+    # `seq_classif_dropout`, 0.2; GPT-2's head has none, 0.0).
+    # `token_head_dropout`: the family's `*ForTokenClassification`'s, which
+    # kzoo.TokenClassifier asks the family for
+    # (kzoo.core.family.token_classifier_dropout): ALBERT's 0.1 again, where
+    # the backbone's dropout is 0 in ALBERT v2.
+    head_dropout = None
+    token_head_dropout = None
     # Checked before __init__ (kzoo.core.arguments); num_classes and
     # problem_type by check_problem_type, whose messages say more.
     argument_spec = {"dropout": Optional(FRACTION)}
@@ -228,6 +242,9 @@ class SequenceClassifier(Task):
                 kernel_initializer=backbone.kernel_initializer(),
                 dtype=backbone.dtype_policy, name="classifier_dense")
             hidden_activation = get_activation(self.hidden_activation)
+        # The dtype policy every head layer takes, `pool`'s included (set
+        # past Keras' attribute tracking: the model does not exist yet).
+        object.__setattr__(self, "head_dtype", backbone.dtype_policy)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
@@ -246,12 +263,16 @@ class SequenceClassifier(Task):
         self.problem_type = problem_type
 
     def pool(self, inputs, backbone_outputs):
-        """`(batch, hidden)`: the one vector the classifier reads."""
+        """`(batch, hidden)`: the one vector the classifier reads. Layers
+        made here take `dtype=self.head_dtype`."""
         raise NotImplementedError
 
     def default_dropout(self, backbone):
-        """The head's dropout when `dropout=None`: the backbone's (BART's
-        original head has its own default)."""
+        """The head's dropout when `dropout=None`: the family's
+        `head_dropout`, else the backbone's (as BERT's
+        `classifier_dropout` falls back to `hidden_dropout_prob`)."""
+        if self.head_dropout is not None:
+            return float(self.head_dropout)
         return backbone.dropout
 
     def task_config(self):

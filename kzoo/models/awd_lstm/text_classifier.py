@@ -18,16 +18,20 @@ class ConcatPooling(keras.layers.Layer):
     `(batch, seq, d)` and a padding mask -> `(batch, 3 d)`."""
 
     def call(self, sequence, padding_mask):
-        mask = ops.cast(padding_mask, sequence.dtype)  # (batch, seq)
-        lengths = ops.sum(mask, axis=1)  # (batch,)
-        last = ops.maximum(ops.cast(lengths, "int32") - 1, 0)
+        # Lengths counted in int32 and the mean summed in float32: in a
+        # bfloat16 compute dtype a count above 256 rounds, and the "last"
+        # token could land on padding.
+        lengths = ops.sum(ops.cast(padding_mask, "int32"), axis=1)  # (batch,)
+        last = ops.maximum(lengths - 1, 0)
         last = ops.take_along_axis(
             sequence, ops.reshape(last, (-1, 1, 1)), axis=1)[:, 0]
         real = ops.expand_dims(ops.cast(padding_mask, "bool"), -1)
         maximum = ops.max(ops.where(real, sequence, float("-inf")), axis=1)
-        mean = ops.sum(sequence * ops.expand_dims(mask, -1), axis=1) / \
-            ops.expand_dims(ops.maximum(lengths, 1.0), -1)
-        return ops.concatenate([last, maximum, mean], axis=-1)
+        mask = ops.expand_dims(ops.cast(padding_mask, "float32"), -1)
+        mean = ops.sum(ops.cast(sequence, "float32") * mask, axis=1) / \
+            ops.maximum(ops.sum(mask, axis=1), 1.0)
+        return ops.concatenate([last, maximum,
+                                ops.cast(mean, sequence.dtype)], axis=-1)
 
     def compute_output_shape(self, sequence_shape, padding_mask_shape):
         return (sequence_shape[0], 3 * sequence_shape[-1])

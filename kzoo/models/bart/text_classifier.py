@@ -64,7 +64,8 @@ class BartTextClassifier(SequenceClassifier):
         return 0.0
 
     def pool(self, inputs, backbone_outputs):
-        pooling = LastTokenPooling(token_id=EOS_ID, name="last_eos")
+        pooling = LastTokenPooling(token_id=EOS_ID, dtype=self.head_dtype,
+                                   name="last_eos")
         return pooling(backbone_outputs["decoder_sequence_output"],
                        inputs["encoder_padding_mask"],
                        token_ids=inputs["encoder_token_ids"])

@@ -45,8 +45,10 @@ class BertTextEmbedder(Task):
     def __init__(self, backbone, preprocessor=None, pooling="mean",
                  normalize=True, **kwargs):
         # === Layers ===
-        pooling_layer = TokenPooling(pooling, name="pooling")
-        normalize_layer = L2Normalize(name="normalize") if normalize else None
+        dtype = backbone.dtype_policy
+        pooling_layer = TokenPooling(pooling, dtype=dtype, name="pooling")
+        normalize_layer = (L2Normalize(dtype=dtype, name="normalize")
+                           if normalize else None)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone, ())
         sequence = backbone(backbone_inputs)["sequence_output"]

@@ -254,7 +254,10 @@ class ElectraPretrainer(Task):
             layer_norm_epsilon=backbone.layer_norm_epsilon,
             kernel_initializer=backbone.kernel_initializer(), dtype=dtype,
             name="generator_predictions")
-        sampler = ReplacementSampler(seed, name="replacement_sampler")
+        # Sampling stays in float32 under any policy: a bfloat16 softmax
+        # would distort the generator's token probabilities.
+        sampler = ReplacementSampler(seed, dtype="float32",
+                                     name="replacement_sampler")
         discriminator_head = replaced_token_head(backbone)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,

@@ -60,10 +60,12 @@ class ElmoEmbedder(Task):
     def __init__(self, backbone, preprocessor=None, num_mixes=1,
                  normalize_layers=False, dropout=0.0, **kwargs):
         # === Layers ===
+        dtype = backbone.dtype_policy
         mixes = [ScalarMix(backbone.num_layers + 1,
-                           normalize_layers=normalize_layers,
+                           normalize_layers=normalize_layers, dtype=dtype,
                            name=f"scalar_mix_{i}") for i in range(num_mixes)]
-        dropout_layer = keras.layers.Dropout(dropout, name="mix_dropout")
+        dropout_layer = keras.layers.Dropout(dropout, dtype=dtype,
+                                             name="mix_dropout")
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone)
         layers = backbone(backbone_inputs)["layer_outputs"]

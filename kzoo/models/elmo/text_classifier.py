@@ -62,8 +62,10 @@ class ElmoTextClassifier(SequenceClassifier):
         # them.
         object.__setattr__(self, "_head_layers", (
             ScalarMix(backbone.num_layers + 1,
-                      normalize_layers=normalize_layers, name="scalar_mix"),
-            TokenPooling(pooling, name="pooling")))
+                      normalize_layers=normalize_layers,
+                      dtype=backbone.dtype_policy, name="scalar_mix"),
+            TokenPooling(pooling, dtype=backbone.dtype_policy,
+                         name="pooling")))
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type,
                          **kwargs)

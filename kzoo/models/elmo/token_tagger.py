@@ -122,7 +122,8 @@ class ElmoTokenTagger(WordTagger, Task):
         dropout = backbone.dropout if dropout is None else float(dropout)
         # === Layers ===
         mix = ScalarMix(backbone.num_layers + 1,
-                        normalize_layers=normalize_layers, name="scalar_mix")
+                        normalize_layers=normalize_layers,
+                        dtype=backbone.dtype_policy, name="scalar_mix")
         dropout_layer = keras.layers.Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(

@@ -9,8 +9,10 @@ from kzoo.tasks.task_wiring import SequenceClassifier
 
 @register
 class GPT2Classifier(SequenceClassifier):
-    """last real token's hidden state -> dropout -> dense(num_classes), no
-    bias (Hugging Face's `GPT2ForSequenceClassification` `score`).
+    """last real token's hidden state -> dense(num_classes), no bias
+    (Hugging Face's `GPT2ForSequenceClassification` `score`), with no
+    dropout before it by default, as there (`dropout=0.1` gives the GPT
+    paper's classifier dropout).
 
     Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
     pairs, which the preprocessor joins with a delimiter token. Arguments:
@@ -35,7 +37,9 @@ class GPT2Classifier(SequenceClassifier):
     backbone_cls = GPT2Backbone
     preprocessor_cls = GPT2Preprocessor
     classifier_use_bias = False
+    # GPT2ForSequenceClassification puts no dropout before `score`.
+    head_dropout = 0.0
 
     def pool(self, inputs, backbone_outputs):
-        pooling = LastTokenPooling(name="last_token")
+        pooling = LastTokenPooling(dtype=self.head_dtype, name="last_token")
         return pooling(backbone_outputs, inputs["padding_mask"])
