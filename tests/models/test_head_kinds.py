@@ -28,6 +28,10 @@ def saved_classifier(tmp_path_factory):
     classifier = kzoo.BertTextClassifier.from_preset(
         "bert_tiny_en_uncased", num_classes=NUM_CLASSES, load_weights=False,
         sequence_length=16)
+    # A kernel no initializer draws (initializers may repeat across
+    # models built in one process on some backends).
+    kernel = classifier.get_layer("classifier").kernel
+    kernel.assign(np.full(kernel.shape, 7.0, "float32"))
     classifier.save_to_preset(folder)
     return folder, _kernel(classifier)
 
