@@ -32,8 +32,9 @@ class SpanBoundaryHead(keras.layers.Layer):
 
     Call with `(sequence_output, left, right, relative)`: `(batch, seq,
     hidden)` and three `(batch, slots)` int tensors; returns `(batch, slots,
-    vocab)` logits. Boundaries outside the row are clipped into it (their
-    slots carry no loss: the pretrainer weights them 0).
+    vocab)` logits. Boundaries outside the row (-1, or the row's length:
+    also where the boundary is [CLS], [SEP] or padding) are clipped into
+    it; their slots carry no loss (the pretrainer weights them 0).
     """
 
     def __init__(self, token_embedding, activation="gelu",

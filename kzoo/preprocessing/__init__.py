@@ -1,5 +1,5 @@
 """Pretraining objectives as preprocessing (tf.data-side): masking (token,
-whole-word, span), sentence pairs (next-sentence, sentence-order),
+whole-word, n-gram, span), sentence pairs (next-sentence, sentence-order),
 RoBERTa's FULL-SENTENCES packing, T5's span corruption, BART's text
 infilling, sentence permutation and token deletion."""
 
@@ -13,12 +13,15 @@ from kzoo.preprocessing.text_infilling import (infilling_spans,
                                                permute_sentences,
                                                text_infilling,
                                                token_deletion)
-from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
+from kzoo.preprocessing.word_masking import (NgramMasker, SpanMasker,
+                                             WholeWordMasker,
+                                             ngram_length_probabilities,
                                              span_boundaries,
                                              span_length_probabilities)
 
-__all__ = ["MaskedLMMasker", "WholeWordMasker", "SpanMasker",
-           "span_boundaries", "span_length_probabilities", "full_sentences",
+__all__ = ["MaskedLMMasker", "WholeWordMasker", "NgramMasker", "SpanMasker",
+           "span_boundaries", "span_length_probabilities",
+           "ngram_length_probabilities", "full_sentences",
            "pack_full_sentences", "next_sentence_pairs",
            "sentence_order_pairs", "split_sentences", "SpanCorrupter",
            "span_corruption_lengths", "text_infilling", "infilling_spans",

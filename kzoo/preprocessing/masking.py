@@ -104,9 +104,7 @@ class MaskedLMMasker:
             return tuple(t[0] for t in outputs)
         dtype = token_ids.dtype
         ids = tf.cast(token_ids, tf.int32)
-        unselectable = tf.constant(self.unselectable_token_ids, tf.int32)
-        selectable = tf.reduce_all(
-            ids[:, :, tf.newaxis] != unselectable, axis=-1)  # (batch, seq)
+        selectable = self.selectable(ids)
         count = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
         # tf-text's budget: ceil(rate x selectable tokens), at most `slots`.
         budget = tf.minimum(
@@ -118,12 +116,20 @@ class MaskedLMMasker:
         return (tf.cast(masked, dtype), positions, tf.cast(mask_ids, dtype),
                 tf.cast(weights, tf.float32))
 
+    def selectable(self, token_ids):
+        """`(batch, seq)` bool: True at the tokens that may be selected
+        (the text: every id but `unselectable_token_ids`)."""
+        ids = tf.cast(token_ids, tf.int32)
+        unselectable = tf.constant(self.unselectable_token_ids, tf.int32)
+        return tf.reduce_all(ids[..., tf.newaxis] != unselectable, axis=-1)
+
     def select(self, ids, selectable, budget):
         """Which positions to mask: `(selected, groups)`, both
         `(batch, seq)`: a bool per position, and for each selected one the
-        index of its group (the unit that shares one 80/10/10 decision:
-        here the token itself, a word or a span in the subclasses). At most
-        `budget` (`(batch,)`) per row, never an unselectable position."""
+        index of its group, the unit that shares one 80/10/10 decision
+        (here the token itself; subclasses may group a span's tokens). At
+        most `budget` (`(batch,)`) per row, never an unselectable
+        position."""
         # A random order of the selectable positions; the first `budget`.
         scores = tf.where(selectable,
                           self.generator.uniform(tf.shape(ids)), 2.0)
@@ -150,7 +156,7 @@ class MaskedLMMasker:
         mask_ids = tf.where(weights, tf.gather(ids, positions, batch_dims=1),
                             0)
 
-        # One draw per group: every piece of a word (span) is treated alike.
+        # One draw per group: the tokens of a group are treated alike.
         draw = tf.gather(self.generator.uniform(tf.shape(ids)),
                          tf.gather(groups, positions, batch_dims=1),
                          batch_dims=1)  # (batch, slots)

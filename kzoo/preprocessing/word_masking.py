@@ -1,29 +1,45 @@
-"""Masking whole words and spans of whole words (BERT's whole-word masking,
-SpanBERT), in TensorFlow ops inside `tf.data`.
+"""Masking whole words, n-grams and spans of whole words (BERT's whole-word
+masking, ALBERT's n-gram masking, SpanBERT), in TensorFlow ops inside
+`tf.data`.
 
-Both select words, never pieces of them: a word is a token that begins a
-word (the tokenizer's `word_start_table()`: WordPiece tokens without "##",
-byte-level BPE tokens that begin with a space, SentencePiece's "▁" pieces)
-and the pieces that follow it. The first token after a special token always
-begins a word. The 15% budget is counted in tokens, as for token masking
-(`MaskedLMMasker`), and every piece of a word (or span) shares one 80/10/10
-decision. The outputs are `MaskedLMMasker`'s, so the masked-LM task and its
-loss do not change.
+All three select words, never pieces of them (but for SpanBERT's last
+span, below): a word is a token that begins a word (the tokenizer's
+`word_start_table()`: WordPiece tokens without "##", byte-level BPE tokens
+that begin with a space, SentencePiece's "▁" pieces) and the pieces that
+follow it. The first token after a special token always begins a word.
+The 15% budget is counted in tokens, as for token masking
+(`MaskedLMMasker`). The outputs are `MaskedLMMasker`'s, so the masked-LM
+task and its loss do not change. Each masker follows its original in
+three choices: the order in which candidates start (`candidate_order`),
+how many words a candidate covers (`span_lengths`), and how it meets the
+budget and the words masked before it (`fit_span`):
 
 - `WholeWordMasker`: Google's `create_pretraining_data.py` with
   `do_whole_word_mask`: words in random order; a word is added while the
   selected tokens stay within the budget (a word that would overshoot is
   skipped, and the next one tried).
+- `NgramMasker`: ALBERT's `create_pretraining_data.py`: n-grams of
+  n = 1..3 whole words, p(n) proportional to 1/n, starting at the words in
+  random order; an n-gram that would overshoot the budget is shortened
+  (n - 1, ..., 1 words), and skipped if even its first word overshoots or
+  if any of its words is masked already.
 - `SpanMasker`: SpanBERT's: span lengths in words from a geometric
   distribution (p = 0.2) clipped at 10 words (the tail folded back in:
   mean 3.8 words); a span starts at an anchor word drawn with probability
   proportional to its length (SpanBERT draws an anchor token and moves to
   the start of its word) that is not masked yet, and runs over whole words
-  to the right, never across a special token, stopping at the first word
-  that would overshoot the budget; spans are drawn until the budget is met
-  (or no word fits). Overlapping and adjacent spans merge, as SpanBERT's
-  do; `span_boundaries` gives each masked token its span's boundary
-  tokens, for the span boundary objective.
+  to the right, never across a special token. Spans are drawn until the
+  budget is met exactly: as SpanBERT adds a span token by token, the span
+  that reaches the budget stops there, inside a word if need be.
+  Overlapping and adjacent spans merge, as SpanBERT's do;
+  `span_boundaries` gives each masked token its span's boundary tokens,
+  for the span boundary objective.
+
+The 80/10/10 decision is each original's: per piece for whole words and
+n-grams (Google's and ALBERT's code decide per WordPiece: whole-word
+masking changes what is selected, not how), and once per merged span for
+SpanBERT (its paper's `replacement_method="span"`). `shared_replacement`
+switches either way.
 """
 
 import numpy as np
@@ -33,6 +49,7 @@ from kzoo.preprocessing.masking import MaskedLMMasker
 
 SPAN_GEOMETRIC_P = 0.2
 MAX_SPAN_WORDS = 10
+MAX_NGRAM = 3  # ALBERT's `ngram` flag
 
 
 def span_length_probabilities(p=SPAN_GEOMETRIC_P, max_words=MAX_SPAN_WORDS):
@@ -51,12 +68,36 @@ def span_length_probabilities(p=SPAN_GEOMETRIC_P, max_words=MAX_SPAN_WORDS):
     return weights / weights.sum()
 
 
+def ngram_length_probabilities(max_ngram=MAX_NGRAM):
+    """P(n-gram of n words), n = 1..max_ngram: proportional to 1/n
+    (ALBERT's `pvals` with `favor_shorter_ngram`).
+
+    Example:
+    ```python
+    from kzoo import preprocessing
+    probabilities = preprocessing.ngram_length_probabilities()  # ALBERT's
+    np.testing.assert_allclose(probabilities, [6 / 11, 3 / 11, 2 / 11])
+    ```
+    """
+    if isinstance(max_ngram, bool) or int(max_ngram) != max_ngram or \
+            max_ngram < 1:
+        raise ValueError(f"max_ngram must be a positive integer; got "
+                         f"{max_ngram!r}.")
+    weights = 1.0 / np.arange(1, int(max_ngram) + 1)
+    return weights / weights.sum()
+
+
 class WholeWordMasker(MaskedLMMasker):
-    """`MaskedLMMasker` that selects whole words.
+    """`MaskedLMMasker` that selects whole words (Google's whole-word
+    masking).
 
     Args (beyond `MaskedLMMasker`'s):
         word_starts: bool per token id, True where the token begins a
             word (`tokenizer.word_start_table()`).
+        shared_replacement: one 80/10/10 decision for every piece of a
+            chosen word (of an n-gram with `NgramMasker`, of a merged span
+            with `SpanMasker`) instead of one per piece. Default False,
+            as Google's code (and ALBERT's) decides per WordPiece.
 
     Example:
     ```python
@@ -80,7 +121,8 @@ class WholeWordMasker(MaskedLMMasker):
     """
 
     def __init__(self, vocabulary_size, mask_token_id, unselectable_token_ids,
-                 sequence_length, word_starts, **kwargs):
+                 sequence_length, word_starts, shared_replacement=False,
+                 **kwargs):
         super().__init__(vocabulary_size, mask_token_id,
                          unselectable_token_ids, sequence_length, **kwargs)
         word_starts = np.asarray(word_starts, dtype=bool)
@@ -89,10 +131,24 @@ class WholeWordMasker(MaskedLMMasker):
                 f"{type(self).__name__}: word_starts must hold one bool per "
                 f"token id ({self.vocabulary_size}); got shape "
                 f"{word_starts.shape}. Use tokenizer.word_start_table().")
+        if not isinstance(shared_replacement, (bool, np.bool_)):
+            raise ValueError(
+                f"{type(self).__name__}: shared_replacement must be True or "
+                f"False; got {shared_replacement!r}.")
         self.word_starts = tf.constant(word_starts)
+        self.shared_replacement = bool(shared_replacement)
+        self._set_length_probabilities([1.0])  # single words
+
+    def _set_length_probabilities(self, probabilities):
+        """Candidates cover n words with probability `probabilities[n-1]`
+        (the distribution `span_lengths` draws from)."""
+        self.length_probabilities = np.asarray(probabilities, np.float64)
+        self._cumulative = tf.constant(
+            np.cumsum(self.length_probabilities)[:-1], tf.float32)
 
     # ------------------------------------------------------------------
-    # What subclasses choose: where candidate spans start, how long
+    # What subclasses choose: where candidates start, how long they are,
+    # how they meet the budget and the words masked before them
     # ------------------------------------------------------------------
     def candidate_order(self, word_lengths, num_words):
         """`(batch, words)`: the word indices in the order they are tried;
@@ -101,16 +157,48 @@ class WholeWordMasker(MaskedLMMasker):
                              weighted=False)
 
     def span_lengths(self, shape):
-        """Span lengths in words for `shape` candidates; 1: single words."""
-        return tf.ones(shape, tf.int32)
+        """Lengths in words of `shape` candidates, drawn from
+        `length_probabilities` (1 here: single words)."""
+        if len(self.length_probabilities) == 1:
+            return tf.ones(shape, tf.int32)
+        draw = self.generator.uniform(shape)
+        return 1 + tf.reduce_sum(tf.cast(
+            draw[..., tf.newaxis] >= self._cumulative, tf.int32), axis=-1)
+
+    def fit_span(self, in_span, chosen, word_lengths, count, budget):
+        """Which words of a candidate (`in_span`, `(batch, words)` bool) to
+        add, given the words `chosen` before it, the `count` of their
+        tokens and the `budget` (both `(batch,)`). Google's rule: its words
+        not masked yet, left to right, while the total stays within the
+        budget (a word that would overshoot is skipped; the running total
+        only grows, so the words after it are too)."""
+        new = in_span & ~chosen
+        total = count[:, tf.newaxis] + tf.cumsum(
+            tf.where(new, word_lengths, 0), axis=1)
+        return new & (total <= budget[:, tf.newaxis])
 
     # ------------------------------------------------------------------
     def select(self, ids, selectable, budget):
+        selected, spans = self.select_spans(ids, selectable, budget)
+        return selected, self.decision_groups(selected, spans)
+
+    def decision_groups(self, selected, spans):
+        """The groups of `select` (who shares an 80/10/10 decision): the
+        token alone, or with `shared_replacement` its candidate's tokens."""
+        if self.shared_replacement:
+            return spans
+        return tf.broadcast_to(tf.range(tf.shape(selected)[1]),
+                               tf.shape(selected))
+
+    def select_spans(self, ids, selectable, budget):
+        """`(selected, spans)`, both `(batch, seq)`: the positions to mask
+        and, for each, the candidate that added it (0 for the first one
+        tried, 1, ...; 0 where not selected)."""
         words = word_structure(ids, selectable, self.word_starts)
         word_of, word_lengths, word_segment, num_words = words
         batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
         order = self.candidate_order(word_lengths, num_words)
-        spans = self.span_lengths(tf.shape(order))
+        span_words = self.span_lengths(tf.shape(order))
         word_index = tf.range(length)[tf.newaxis, :]  # (1, words)
 
         def step(k, chosen, group, count):
@@ -118,19 +206,15 @@ class WholeWordMasker(MaskedLMMasker):
             anchor_selected = tf.gather(chosen, anchor, batch_dims=1)
             active = (anchor < num_words) & (count < budget) & \
                 ~anchor_selected
-            # The span: `spans[:, k]` words from the anchor, in its segment.
+            # The span: `span_words[:, k]` words from the anchor, in its
+            # segment.
             in_span = active[:, tf.newaxis] & \
                 (word_index >= anchor[:, tf.newaxis]) & \
-                (word_index < (anchor + spans[:, k])[:, tf.newaxis]) & \
+                (word_index < (anchor + span_words[:, k])[:, tf.newaxis]) & \
                 (word_segment == tf.gather(word_segment, anchor,
                                            batch_dims=1)[:, tf.newaxis])
-            new = in_span & ~chosen
-            # Whole words, left to right, while the budget holds: the
-            # running total only grows, so this stops at the first word
-            # that would overshoot.
-            total = count[:, tf.newaxis] + tf.cumsum(
-                tf.where(new, word_lengths, 0), axis=1)
-            added = new & (total <= budget[:, tf.newaxis])
+            added = self.fit_span(in_span, chosen, word_lengths, count,
+                                  budget)
             count += tf.reduce_sum(tf.where(added, word_lengths, 0), axis=1)
             return (k + 1, chosen | added, tf.where(added, k, group), count)
 
@@ -146,17 +230,73 @@ class WholeWordMasker(MaskedLMMasker):
         # Words -> their tokens.
         safe_word = tf.where(selectable, word_of, 0)
         selected = selectable & tf.gather(chosen, safe_word, batch_dims=1)
-        groups = tf.where(selected,
-                          tf.gather(group, safe_word, batch_dims=1), 0)
-        return selected, groups
+        spans = tf.where(selected,
+                         tf.gather(group, safe_word, batch_dims=1), 0)
+        return selected, spans
+
+
+class NgramMasker(WholeWordMasker):
+    """`WholeWordMasker` that selects n-grams of whole words (ALBERT).
+
+    As ALBERT's `create_pretraining_data.py` (its defaults `ngram=3`,
+    `favor_shorter_ngram`, `do_whole_word_mask`): each word, in random
+    order, starts a candidate n-gram of n words, n drawn with p(n)
+    proportional to 1/n (6/11, 3/11, 2/11); an n-gram that would overshoot
+    the budget is shortened to n - 1, ..., 1 words, and skipped if even
+    one word overshoots or if any of its words is masked already. One
+    80/10/10 decision per piece, as the original. (The original's word
+    list skips [CLS] and [SEP], so its rare n-gram may run from the end of
+    the first segment into the second; here an n-gram stops at the
+    segment's end, as every masker's spans do.)
+
+    Args (beyond `WholeWordMasker`'s):
+        max_ngram: the longest n-gram in words (3).
+
+    Example:
+    ```python
+    # Setup: the example of kzoo.preprocessing.SpanMasker (tokenizer,
+    # token_ids: 17 text tokens).
+    ngrams = preprocessing.NgramMasker(
+        tokenizer.vocabulary_size, tokenizer.mask_token_id,
+        tokenizer.special_token_ids, 32, tokenizer.word_start_table(),
+        max_ngram=3, seed=1)
+    np.testing.assert_allclose(ngrams.length_probabilities,
+                               [6 / 11, 3 / 11, 2 / 11])   # p(n) ~ 1/n
+    weights = ngrams(np.asarray(token_ids["token_ids"]))[-1]
+    assert np.asarray(weights).sum() == 3   # ceil(15% of 17)
+    ```
+    """
+
+    def __init__(self, *args, max_ngram=MAX_NGRAM, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_length_probabilities(ngram_length_probabilities(max_ngram))
+        self.max_ngram = int(max_ngram)
+
+    def fit_span(self, in_span, chosen, word_lengths, count, budget):
+        # ALBERT shortens an n-gram that would overshoot to its longest
+        # prefix within the budget (its words masked before count: the
+        # original checks the budget first)...
+        total = count[:, tf.newaxis] + tf.cumsum(
+            tf.where(in_span, word_lengths, 0), axis=1)
+        fits = in_span & (total <= budget[:, tf.newaxis])
+        # ...then skips it whole if any of those words is masked already.
+        clash = tf.reduce_any(fits & chosen, axis=1, keepdims=True)
+        return fits & ~clash
 
 
 class SpanMasker(WholeWordMasker):
     """`WholeWordMasker` that selects spans of whole words (SpanBERT).
 
+    Spans are drawn until exactly the budget is masked: the span that
+    reaches it is cut at the budget, inside its last word if need be (as
+    SpanBERT adds a span's tokens one by one and stops at the budget).
+
     Args (beyond `WholeWordMasker`'s):
         geometric_p: parameter of the span-length distribution (0.2).
         max_span_words: longest span in words (10).
+        shared_replacement: default True here: one 80/10/10 decision per
+            merged span, as the SpanBERT paper (`replacement_method
+            ="span"`); False decides per piece.
 
     Example:
     ```python
@@ -177,15 +317,15 @@ class SpanMasker(WholeWordMasker):
     """
 
     def __init__(self, *args, geometric_p=SPAN_GEOMETRIC_P,
-                 max_span_words=MAX_SPAN_WORDS, **kwargs):
-        super().__init__(*args, **kwargs)
+                 max_span_words=MAX_SPAN_WORDS, shared_replacement=True,
+                 **kwargs):
+        super().__init__(*args, shared_replacement=shared_replacement,
+                         **kwargs)
         if not 0.0 < geometric_p <= 1.0:
             raise ValueError(f"geometric_p must be in (0, 1]; got "
                              f"{geometric_p}.")
-        self.probabilities = span_length_probabilities(
-            geometric_p, int(max_span_words))
-        self.cumulative = tf.constant(
-            np.cumsum(self.probabilities)[:-1], tf.float32)
+        self._set_length_probabilities(span_length_probabilities(
+            geometric_p, int(max_span_words)))
 
     def candidate_order(self, word_lengths, num_words):
         # SpanBERT draws an anchor token, then moves to its word's start:
@@ -193,10 +333,35 @@ class SpanMasker(WholeWordMasker):
         return _random_order(self.generator, word_lengths, num_words,
                              weighted=True)
 
-    def span_lengths(self, shape):
-        draw = self.generator.uniform(shape)
-        return 1 + tf.reduce_sum(tf.cast(
-            draw[..., tf.newaxis] >= self.cumulative, tf.int32), axis=-1)
+    def fit_span(self, in_span, chosen, word_lengths, count, budget):
+        # Every new word that starts within the budget: the one that
+        # crosses it is cut to it in select_spans.
+        new = in_span & ~chosen
+        before = count[:, tf.newaxis] + tf.cumsum(
+            tf.where(new, word_lengths, 0), axis=1, exclusive=True)
+        return new & (before < budget[:, tf.newaxis])
+
+    def select_spans(self, ids, selectable, budget):
+        selected, spans = super().select_spans(ids, selectable, budget)
+        # The overshoot lies at the end of the last span (its last word
+        # crossed the budget, and no span came after it): drop it there.
+        overshoot = tf.reduce_sum(tf.cast(selected, tf.int32), axis=1) - \
+            budget
+        last = tf.reduce_max(tf.where(selected, spans, -1), axis=1)
+        in_last = selected & (spans == last[:, tf.newaxis])
+        from_end = tf.cumsum(tf.cast(in_last, tf.int32), axis=1,
+                             reverse=True)
+        return selected & ~(in_last & (from_end <= overshoot[:, tf.newaxis])
+                            ), spans
+
+    def decision_groups(self, selected, spans):
+        if not self.shared_replacement:
+            return super().decision_groups(selected, spans)
+        # SpanBERT decides once per span after merging overlapping and
+        # adjacent ones: per maximal run of selected tokens.
+        previous = tf.pad(selected[:, :-1], [[0, 0], [1, 0]])
+        runs = tf.cumsum(tf.cast(selected & ~previous, tf.int32), axis=1)
+        return tf.where(selected, runs - 1, 0)
 
 
 def word_structure(ids, selectable, word_starts):
@@ -240,7 +405,7 @@ def _random_order(generator, word_lengths, num_words, weighted):
     return tf.argsort(scores, axis=1, stable=True)
 
 
-def span_boundaries(positions, weights, sequence_length):
+def span_boundaries(positions, weights, sequence_length, text=None):
     """For each mask slot, its span's boundary tokens and its place in the
     span (SpanBERT's span boundary objective), from a masker's outputs.
 
@@ -250,6 +415,12 @@ def span_boundaries(positions, weights, sequence_length):
     before it, `right` the first after it, `relative` its offset from the
     span's first token (0, 1, ...). A boundary outside the row is -1
     (left) or `sequence_length` (right); padding slots get zeros.
+
+    `text` (optional, `(batch, seq)` bool, `MaskedLMMasker.selectable`):
+    True at the text tokens. A boundary that is no text token ([CLS],
+    [SEP], padding) then counts as outside the row too: SpanBERT gives no
+    boundary target to a span at the edge of its block of text (its
+    `span_masking` keeps a pair only for `start > 0 and end < len - 1`).
 
     Example:
     ```python
@@ -261,6 +432,12 @@ def span_boundaries(positions, weights, sequence_length):
     assert np.asarray(left).tolist() == [[1, 1, 1, 0]]
     assert np.asarray(right).tolist() == [[5, 5, 5, 0]]
     assert np.asarray(relative).tolist() == [[0, 1, 2, 0]]
+    # [CLS] a b c [SEP]: "a" masked; its left boundary is [CLS], no text.
+    left, right, _ = preprocessing.span_boundaries(
+        np.array([[1]]), np.array([[1.0]]), sequence_length=5,
+        text=np.array([[False, True, True, True, False]]))
+    assert np.asarray(left).tolist() == [[-1]]
+    assert np.asarray(right).tolist() == [[2]]
     ```
     """
     positions = tf.cast(positions, tf.int32)
@@ -274,7 +451,16 @@ def span_boundaries(positions, weights, sequence_length):
                          axis=-1)
     right = tf.reduce_min(
         tf.where(outside & (index > here), index, sequence_length), axis=-1)
+    relative = tf.where(real, positions - left - 1, 0)
+    if text is not None:
+        text = tf.cast(text, tf.bool)
+        last = tf.shape(text)[1] - 1
+        left_text = (left >= 0) & tf.gather(
+            text, tf.maximum(left, 0), batch_dims=1)
+        right_text = (right <= last) & tf.gather(
+            text, tf.minimum(right, last), batch_dims=1)
+        left = tf.where(left_text, left, -1)
+        right = tf.where(right_text, right, sequence_length)
     left = tf.where(real, left, 0)
     right = tf.where(real, right, 0)
-    relative = tf.where(real, positions - left - 1, 0)
     return left, right, relative

@@ -1,5 +1,6 @@
 """Masked-LM pretraining input for every family that packs as BERT does:
-token, whole-word or span masking over `SegmentPreprocessor`'s packing."""
+token, whole-word, n-gram or span masking over `SegmentPreprocessor`'s
+packing."""
 
 import keras
 import tensorflow as tf
@@ -9,13 +10,15 @@ from kzoo.core.text_tensors import as_tf, eager_outputs
 from kzoo.tasks.segment_preprocessor import SegmentPreprocessor
 from kzoo.core.tokenizer import Tokenizer
 from kzoo.preprocessing.masking import MaskedLMMasker
-from kzoo.preprocessing.word_masking import (SpanMasker, WholeWordMasker,
+from kzoo.preprocessing.word_masking import (NgramMasker, SpanMasker,
+                                             WholeWordMasker,
                                              span_boundaries)
 
 # What is masked: single tokens (BERT), whole words (BERT's whole-word
-# masking), or spans of whole words (SpanBERT).
+# masking), n-grams of whole words (ALBERT) or spans of whole words
+# (SpanBERT).
 MASKERS = {"token": MaskedLMMasker, "whole_word": WholeWordMasker,
-           "span": SpanMasker}
+           "ngram": NgramMasker, "span": SpanMasker}
 MASKING_MODES = tuple(MASKERS)
 # With masking="span", x also holds each mask slot's span boundaries (the
 # positions left and right of its span) and its offset inside the span:
@@ -39,15 +42,18 @@ class MaskedLMPreprocessor(SegmentPreprocessor):
     Args (beyond `SegmentPreprocessor`'s):
         masking: `"token"` (BERT: tokens chosen one by one), `"whole_word"`
             (every piece of a chosen word, as BERT's whole-word-masking
-            checkpoints) or `"span"` (SpanBERT: spans of whole words, their
-            lengths geometric with p = 0.2, at most 10 words). The 15% is
-            counted in tokens in every mode; see
-            `kzoo.preprocessing.word_masking`.
+            checkpoints), `"ngram"` (ALBERT: n-grams of 1-3 whole words,
+            p(n) proportional to 1/n) or `"span"` (SpanBERT: spans of whole
+            words, their lengths geometric with p = 0.2, at most 10 words).
+            The 15% is counted in tokens in every mode; see
+            `kzoo.preprocessing.word_masking`. Default (None): the family's
+            `default_masking` ("token"; ALBERT's "ngram").
         mask_selection_rate: share of tokens selected (0.15).
         mask_selection_length: most masks per sequence (default: see
             `kzoo.preprocessing.MaskedLMMasker`).
-        mask_token_rate, random_token_rate: 0.8 and 0.1, BERT's split
-            (per word or span when those are masked).
+        mask_token_rate, random_token_rate: 0.8 and 0.1, BERT's split,
+            decided per token in every mode but `"span"`, where each
+            merged span takes one decision (as each original does).
 
     A family's masked-LM preprocessor mixes its own packing in first:
     `class BertMaskedLMPreprocessor(BertPreprocessor, MaskedLMPreprocessor)`.
@@ -63,13 +69,17 @@ class MaskedLMPreprocessor(SegmentPreprocessor):
     """
 
     draws_per_call = True  # fresh masks on every call
+    # The masking a family's original pretrained with (`masking=None`).
+    default_masking = "token"
 
     argument_spec = {"masking": OneOf(MASKING_MODES, noun="masking mode")}
 
     def __init__(self, tokenizer, sequence_length=512, truncate="round_robin",
                  mask_selection_rate=0.15, mask_selection_length=None,
-                 mask_token_rate=0.8, random_token_rate=0.1, masking="token",
+                 mask_token_rate=0.8, random_token_rate=0.1, masking=None,
                  **kwargs):
+        if masking is None:
+            masking = type(self).default_masking
         check_spec(type(self), {"masking": masking})
         super().__init__(tokenizer, sequence_length, truncate, **kwargs)
         if masking != "token" and type(tokenizer).word_start_table is \
@@ -117,20 +127,24 @@ class MaskedLMPreprocessor(SegmentPreprocessor):
 
     def _mask(self, x):
         self._ensure_setup()
-        token_ids, positions, mask_ids, weights = self.masker(
-            as_tf(x["token_ids"]))
+        original = as_tf(x["token_ids"])
+        token_ids, positions, mask_ids, weights = self.masker(original)
         x = {**x, "token_ids": token_ids, "mask_positions": positions}
         if self.masking == "span":
             x.update(self._span_inputs(positions, weights,
-                                       tf.shape(token_ids)[-1]))
+                                       self.masker.selectable(original)))
         return x, mask_ids, weights
 
     @staticmethod
-    def _span_inputs(positions, weights, length):
+    def _span_inputs(positions, weights, text):
+        # Boundaries only on text: SpanBERT scores no span next to [CLS]
+        # or [SEP] (see span_boundaries).
         unbatched = positions.shape.rank == 1
         if unbatched:
-            positions, weights = positions[tf.newaxis], weights[tf.newaxis]
-        outputs = span_boundaries(positions, weights, length)
+            positions, weights, text = (t[tf.newaxis] for t in
+                                        (positions, weights, text))
+        outputs = span_boundaries(positions, weights, tf.shape(text)[-1],
+                                  text=text)
         if unbatched:
             outputs = [t[0] for t in outputs]
         return dict(zip(SPAN_INPUTS, outputs))

@@ -30,9 +30,12 @@ class SpanBoundaryPretrainer(Task):
     Its preprocessor is the family's masked-LM preprocessor with
     `masking="span"` (spans of whole words, geometric lengths; fresh masks
     every epoch), which also gives each mask slot its span's boundaries.
-    SBO targets are the MLM targets; those whose span has no boundary in
-    the row, or that lie `max_span_length` or more tokens into their span,
-    carry no SBO loss (as SpanBERT's `max_pair_targets`).
+    SBO targets are the MLM targets, but for two kinds, which carry no SBO
+    loss, as in SpanBERT: a span whose boundary is no text token ([CLS],
+    [SEP], padding, or beyond the row: SpanBERT keeps a span's pair only
+    when it lies inside its block of text, `start > 0 and end < len - 1`),
+    and the tokens `max_span_length` or more into their span (SpanBERT's
+    `max_pair_targets`).
 
     Outputs `{"mlm": (batch, masks, vocab), "sbo": (batch, masks, vocab)}`
     logits. The MLM head is the family's (loaded from a preset that has
@@ -126,8 +129,10 @@ class SpanBoundaryPretrainer(Task):
 
     def span_targets(self, x, y=None, sample_weight=None):
         """A span-masking preprocessor's `(x, ids, weights)` -> targets and
-        weights for both outputs; an SBO target needs both boundaries in
-        the row and an offset within the head's table."""
+        weights for both outputs; an SBO target needs both boundaries on
+        text tokens (the preprocessor reports a boundary on [CLS], [SEP]
+        or padding as outside the row: -1 or the length) and an offset
+        within the head's table."""
         if y is None:
             return x
         length = tf.shape(x["token_ids"])[-1]

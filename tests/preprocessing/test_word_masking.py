@@ -1,4 +1,4 @@
-"""Whole-word and span masking statistics on real text (Jane Austen),
+"""Whole-word, n-gram and span masking statistics on real text (Jane Austen),
 through the shared masked-LM preprocessor, in tf.data as `fit` runs it.
 TensorFlow only (masking happens in tf.data whatever the backend): `once`."""
 
@@ -80,7 +80,7 @@ def masked_run(masking):
     return masking, run(bert(masking), windows(NUM_SEQUENCES))
 
 
-@pytest.fixture(scope="module", params=["whole_word", "span"])
+@pytest.fixture(scope="module", params=["whole_word", "ngram", "span"])
 def masked(request):
     return masked_run(request.param)
 
@@ -90,9 +90,12 @@ def test_fifteen_percent_of_tokens(masked):
     selectable = ~np.isin(original, SPECIAL)
     assert selectable.sum(axis=1).min() > 100  # rows really are full
     rate = weights.sum() / selectable.sum()
-    # The budget is ceil(15%) = 19 of 126 tokens (0.151); whole words
-    # that would overshoot are skipped, so a row may end a token short.
+    # The budget is ceil(15%) = 19 of 126 tokens (0.151); whole words and
+    # n-grams that would overshoot are skipped, so a row may end a token
+    # short; span masking meets it exactly (SpanBERT's last span is cut).
     assert 0.140 <= rate <= 0.152, rate
+    if masked[0] == "span":
+        assert (weights.sum(axis=1) == 19).all()
     per_row = weights.sum(axis=1) / selectable.sum(axis=1)
     assert per_row.min() > 0.10 and per_row.max() <= 0.16
 
@@ -102,8 +105,11 @@ def test_eighty_ten_ten(masked):
     rows, slots = np.nonzero(weights > 0)
     masked_ids = x["token_ids"][rows, x["mask_positions"][rows, slots]]
     original_ids = y[rows, slots]
-    # Decisions are per word (span), so tokens are not independent: the
-    # bands are wider than for token masking.
+    # Decisions are per piece for whole words and n-grams (as Google's
+    # and ALBERT's code), per merged span for spans (SpanBERT), so tokens
+    # are not all independent: the bands are wider than for token
+    # masking. (tests/preprocessing/test_original_masking_rules.py holds
+    # the per-piece decisions to Google's.)
     to_mask = np.mean(masked_ids == MASK)
     unchanged = np.mean(masked_ids == original_ids)
     assert abs(to_mask - 0.80) < 0.03, to_mask
@@ -121,22 +127,35 @@ def test_special_tokens_never_selected(masked):
 
 
 def test_whole_words_never_split(masked, word_starts):
-    _, (original, x, y, weights) = masked
+    masking, (original, x, y, weights) = masked
     words = word_ids(original, word_starts)
     selected = selected_matrix(original, x, weights)
-    multi_piece = 0
+    multi_piece = cut = 0
     for row in range(len(original)):
         chosen = np.unique(words[row][selected[row]])
+        split = [word for word in chosen
+                 if not selected[row][words[row] == word].all()]
+        if masking == "span":
+            # SpanBERT stops at the budget, inside the last word if need
+            # be: at most one word per row is cut, to its first pieces.
+            assert len(split) <= 1, (row, split)
+            for word in split:
+                pieces = selected[row][words[row] == word]
+                assert pieces[0] and (np.diff(pieces.astype(int)) <= 0).all()
+            cut += len(split)
+        else:
+            assert not split, (row, split)
+        multi_piece += sum((words[row] == word).sum() > 1 for word in chosen)
+        if masking != "span":
+            continue
+        # Every piece of a span got the same treatment (one decision per
+        # merged span, SpanBERT's).
         for word in chosen:
-            pieces = words[row] == word
-            assert selected[row][pieces].all(), (row, word)
-            multi_piece += pieces.sum() > 1
-        # Every piece of a word got the same treatment.
-        for word in chosen:
-            pieces = np.flatnonzero(words[row] == word)
+            pieces = np.flatnonzero((words[row] == word) & selected[row])
             is_mask = x["token_ids"][row, pieces] == MASK
             assert is_mask.all() or not is_mask.any(), (row, word)
     assert multi_piece > 100  # the check saw words of several pieces
+    assert cut < 0.2 * len(original)  # ~6% (test_original_masking_rules)
 
 
 def test_masking_touches_only_selected_tokens(masked):
@@ -156,17 +175,35 @@ def test_span_inputs_only_with_span_masking(masked):
 def test_span_boundaries_on_real_spans():
     _, (original, x, y, weights) = masked_run("span")
     selected = selected_matrix(original, x, weights)
+    text = ~np.isin(original, SPECIAL)
     rows, slots = np.nonzero(weights > 0)
     positions = x["mask_positions"][rows, slots]
     left = x["span_left"][rows, slots]
     right = x["span_right"][rows, slots]
     relative = x["span_relative_positions"][rows, slots]
-    assert (left >= 0).all() and (right < SEQ).all()
-    assert not selected[rows, left].any() and not selected[rows, right].any()
-    assert (left < positions).all() and (positions < right).all()
-    for row, l_, r_ in zip(rows, left, right):
-        assert selected[row, l_ + 1:r_].all()
-    np.testing.assert_array_equal(relative, positions - left - 1)
+    # The span around each masked token: from position - relative to the
+    # first unselected position after it.
+    start = positions - relative
+    end = positions.copy()
+    while True:
+        longer = (end + 1 < SEQ) & selected[rows, np.minimum(end + 1,
+                                                             SEQ - 1)]
+        if not longer.any():
+            break
+        end += longer
+    assert selected[rows, start].all() and not selected[rows, start - 1].any()
+    for row, s, e in zip(rows, start, end):
+        assert selected[row, s:e + 1].all()
+    # Its boundaries: the tokens just outside it, where they are text;
+    # -1 / SEQ where they are [CLS] or [SEP] (SpanBERT scores no such
+    # span).
+    np.testing.assert_array_equal(
+        left, np.where(text[rows, start - 1], start - 1, -1))
+    after = np.minimum(end + 1, SEQ - 1)
+    np.testing.assert_array_equal(
+        right, np.where((end + 1 < SEQ) & text[rows, after], end + 1, SEQ))
+    assert (left == -1).sum() > 100 and (right == SEQ).sum() > 100
+    assert ((left >= 0) & (right < SEQ)).mean() > 0.5
 
 
 def test_span_lengths_follow_the_clipped_geometric():
@@ -199,8 +236,10 @@ def test_span_lengths_in_words_on_real_text(word_starts):
     unselectable = tf.constant(SPECIAL)
     selectable = tf.reduce_all(ids[:, :, None] != unselectable, axis=-1)
     budget = tf.fill((len(original),), 19)
+    # select_spans: which candidate span added each token (select's
+    # groups merge the spans that touch).
     selected, groups = (t.numpy() for t in
-                        masker.select(ids, selectable, budget))
+                        masker.select_spans(ids, selectable, budget))
     words = word_ids(original, word_starts)
     lengths, cut = [], 0
     for row in range(len(original)):
@@ -257,9 +296,18 @@ def test_hand_made_boundaries():
                                      tf.constant([[1.0, 1.0]]), 2)
     np.testing.assert_array_equal(left.numpy(), [[-1, -1]])
     np.testing.assert_array_equal(right.numpy(), [[2, 2]])
+    # Given the text tokens, nor at [CLS] or [SEP]: SpanBERT's block is
+    # a..g (0..6), its spans [1, 2] and [4, 6]; only the first has
+    # `start > 0 and end < 6`.
+    text = tf.constant([[False] + [True] * 7 + [False]])
+    left, right, relative = (t.numpy()[0] for t in span_boundaries(
+        positions, weights, 9, text=text))
+    np.testing.assert_array_equal(left, [1, 1, 4, 4, 4, 0])
+    np.testing.assert_array_equal(right, [4, 4, 9, 9, 9, 0])
+    np.testing.assert_array_equal(relative, [0, 1, 0, 1, 2, 0])
 
 
-@pytest.mark.parametrize("masking", ["whole_word", "span"])
+@pytest.mark.parametrize("masking", ["whole_word", "ngram", "span"])
 def test_masks_differ_across_epochs(masking):
     # Dynamic masking in every mode, under a global seed.
     keras.utils.set_random_seed(42)
@@ -273,7 +321,8 @@ def test_masks_differ_across_epochs(masking):
 def test_masking_is_checked_and_kept_in_the_config():
     with pytest.raises(ArgumentError, match=r"BertMaskedLMPreprocessor: "
                        r"Unknown masking mode 'whole_words'.*'token', "
-                       r"'whole_word', 'span'.*Did you mean 'whole_word'"):
+                       r"'whole_word', 'ngram', 'span'.*Did you mean "
+                       r"'whole_word'"):
         bert("whole_words")
     preprocessor = bert("span")
     config = preprocessor.get_config()

@@ -41,15 +41,19 @@ class AlbertPreprocessor(SegmentPreprocessor):
 class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
                                  MaskedLMPreprocessor):
     """Raw text -> masked inputs (x), original ids (y), weights, for
-    ALBERT's masked LM: ALBERT's packing, then BERT's masking (15% of the
-    pieces selected, 80% `[MASK]`, 10% random, 10% kept; never a special
-    token).
+    ALBERT's masked LM: ALBERT's packing, then ALBERT's n-gram masking
+    (the paper's section 4.1 and its `create_pretraining_data.py`): 15% of
+    the pieces selected in n-grams of n = 1..3 whole words, p(n)
+    proportional to 1/n (`kzoo.preprocessing.NgramMasker`); each piece
+    80% `[MASK]`, 10% random, 10% kept; never a special token. Words are
+    the original's (`AlbertTokenizer.word_start_table`).
 
     x: `token_ids` (masked), `segment_ids`, `padding_mask`,
     `mask_positions`. y: the original ids at `mask_positions`.
     sample_weight: 1 for real selections, 0 where fewer were selected.
 
-    Args: `AlbertPreprocessor`'s, and `mask_selection_rate`,
+    Args: `AlbertPreprocessor`'s, and `masking` (default `"ngram"`;
+    `"token"` is BERT's single pieces), `mask_selection_rate`,
     `mask_selection_length`, `mask_token_rate`, `random_token_rate` (see
     `kzoo.tasks.MaskedLMPreprocessor`).
 
@@ -61,5 +65,8 @@ class AlbertMaskedLMPreprocessor(AlbertPreprocessor,
     x, y, sample_weight = preprocessor(["The quick brown fox jumped."])
     assert x["token_ids"].shape == (1, 32)
     assert y.shape == x["mask_positions"].shape   # the ids behind masks
+    assert preprocessor.masking == "ngram"   # ALBERT's n-gram masking
     ```
     """
+
+    default_masking = "ngram"

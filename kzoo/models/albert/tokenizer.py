@@ -14,6 +14,15 @@ PAD, UNK, CLS, SEP, MASK = "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"
 # Supplementary Private Use Area-B, which no text is expected to hold.
 _SHIELD = 0x100000
 
+# Where a word begins for ALBERT's whole-word and n-gram masking: its
+# create_pretraining_data.py (`_is_start_piece_sp`) counts these single
+# pieces as words (the string as the original spells it: no apostrophe),
+# and a piece holding any character outside them and a-z as a word of its
+# own ("foreign characters ... as a whole piece": digits, accents, other
+# scripts, "'").
+_PUNCTUATION = frozenset('!"#$%&"()*+,-./:;?@[\\]^_`{|}~')
+_IN_WORDS = _PUNCTUATION | frozenset("abcdefghijklmnopqrstuvwxyz")
+
 
 @register
 class AlbertTokenizer(SentencePieceTokenizer):
@@ -88,6 +97,20 @@ class AlbertTokenizer(SentencePieceTokenizer):
             texts = tf.strings.regex_replace(
                 texts, chr(_SHIELD + i), _literal(token, replacement=True))
         return texts
+
+    def word_start_table(self):
+        """A NumPy bool array of length `vocabulary_size`: True where a
+        piece begins a word as ALBERT's pretraining data defines words
+        (`_is_start_piece_sp`): a piece that starts with "▁" or "<", a
+        single punctuation mark, a piece with a character that is no
+        ASCII letter or punctuation, and every special token. So "," and
+        "'s" are words of their own, where "▁" alone would join them to
+        the word before."""
+        table = super().word_start_table()
+        for i, piece in enumerate(self.get_vocabulary()):
+            table[i] |= (piece.startswith("<") or piece in _PUNCTUATION or
+                         any(c.lower() not in _IN_WORDS for c in piece))
+        return table
 
     @property
     def pad_token_id(self):

@@ -73,6 +73,21 @@ def test_special_ids_come_from_the_model(albert_tokenizer):
     assert table[ids].tolist() == [True, False, False, True]
 
 
+def test_word_starts_are_albert_pretraining_words(albert_tokenizer):
+    # google-research/albert create_pretraining_data.py, _is_start_piece_sp:
+    # a piece starts a word if it starts with "▁" (or "<"), is one of its
+    # punctuation marks, or holds a character outside a-z and those marks
+    # (whose string lacks the apostrophe); the stand-in's pieces.
+    expected = {"▁the": True, ",": True, ".": True, '"': True, ";": True,
+                "'": True, "\r": True, '."': False, ',"': False,
+                "ing": False, "s": False, "I": False, "ation": False}
+    table = albert_tokenizer.word_start_table()
+    got = {piece: bool(table[albert_tokenizer.token_to_id(piece)])
+           for piece in expected}
+    assert got == expected
+    assert table[:5].all()  # the special pieces
+
+
 def test_case_and_accent_options(reference):
     cased = kzoo.AlbertTokenizer(ALBERT_SPM, lowercase=False,
                                  keep_accents=True)
