@@ -5,10 +5,10 @@ Generic tasks (`SpanBoundaryPretrainer`, `TokenClassifier`,
 `MultipleChoice`, `QuestionAnswerer`) take any encoder `Backbone` and ask
 its family for the parts that differ between families: the masked-LM head
 and preprocessor, the sequence classifier's pooling, the preprocessor that
-packs its text. A family is found through the registry: the registered
-tasks of a kind whose `backbone_cls` the backbone is an instance of, the
-closest first (an `XLMRobertaBackbone` is RoBERTa's subclass, and its own
-family).
+packs its text, the token classifier's default dropout. A family is found
+through the registry: the registered tasks of a kind whose `backbone_cls`
+the backbone is an instance of, the closest first (an
+`XLMRobertaBackbone` is RoBERTa's subclass, and its own family).
 """
 
 from kzoo import presets
@@ -88,6 +88,19 @@ def family_preprocessor(owner, preset, kind, needs, **kwargs):
             f"{owner}: preset {preset.name!r} holds a "
             f"{backbone_cls.__name__}, whose family has no {needs}.")
     return task.preprocessor_cls.from_preset(preset, **kwargs)
+
+
+def token_classifier_dropout(backbone):
+    """The dropout before a token classifier's dense layer on `backbone`
+    when none is given: what `transformers`' `*ForTokenClassification`
+    uses for the family when the config sets no classifier dropout. That
+    is the backbone's hidden dropout (`hidden_dropout_prob`; DistilBERT's
+    `dropout`) unless the family's sequence classifier names its own
+    `token_head_dropout` (ALBERT: `classifier_dropout_prob`, 0.1, where
+    ALBERT v2's hidden dropout is 0)."""
+    classifier = family_task(type(backbone), SEQUENCE_CLASSIFIER)
+    rate = getattr(classifier, "token_head_dropout", None)
+    return float(backbone.dropout if rate is None else rate)
 
 
 def family_text_preprocessor(backbone_cls):

@@ -28,6 +28,11 @@ module decides how. Each choice was measured (2-core machine unless said):
   on TensorFlow a new iterator per epoch stalled random epochs' first
   step 4-7 s (MiniLM, 512 passages; ~20 s at 2,048); over one iterator
   none did (4 epochs: fit 72 s against 84-89 s).
+- `fit(validation_split=f)` holds out the last fraction `f` of in-memory
+  examples itself (`hold_out`, Keras' rule, before shuffling) and hands
+  them on as `validation_data`: Keras' own split slices only arrays, so
+  it refused TensorFlow's tf.data pipeline, and it happens after kzoo has
+  planned the learning-rate schedule, which then spanned every example.
 - Keras' `fit` evaluates its validation data after each epoch by calling
   `evaluate` on it; `FitValidation` lets `Task.evaluate` recognise that
   call (kzoo prepared the data already): by Keras' private
@@ -35,6 +40,8 @@ module decides how. Each choice was measured (2-core machine unless said):
 """
 
 import contextlib
+import math
+import numbers
 import weakref
 
 import keras
@@ -154,6 +161,88 @@ def one_iterator_for_all_epochs(task, dataset, steps_key, fit_kwargs):
     return dataset.repeat(), {**fit_kwargs, steps_key: steps}
 
 
+def checked_validation_split(validation_split, x, owner):
+    """`fit`'s `validation_split` as a float in [0, 1), or a ValueError:
+    a bad value, or a split asked of data with no last fraction to slice
+    (a `tf.data.Dataset`, a generator), which Keras refuses too."""
+    if isinstance(validation_split, bool) or not isinstance(
+            validation_split, numbers.Real) or not \
+            0 <= float(validation_split) < 1:
+        raise ValueError(
+            f"{owner}: validation_split must be a number in [0, 1) (the "
+            f"share of the examples held out); got {validation_split!r}.")
+    validation_split = float(validation_split)
+    if validation_split and not _is_in_memory(x):
+        raise ValueError(
+            f"{owner}: Argument `validation_split` is only supported for "
+            f"tensors or NumPy arrays (in-memory examples: lists, arrays, "
+            f"tensors), as Keras' fit; got {type(x).__name__}, which has "
+            f"no last fraction to hold out. Pass validation_data instead "
+            f"(e.g. dataset.take(n) to validate, dataset.skip(n) to "
+            f"train).")
+    return validation_split
+
+
+def _is_in_memory(x):
+    if isinstance(x, (tuple, dict)):
+        return bool(x) and all(_is_in_memory(part) for part in
+                               (x.values() if isinstance(x, dict) else x))
+    if isinstance(x, (tf.data.Dataset, keras.utils.PyDataset, str, bytes)):
+        return False
+    return hasattr(x, "__getitem__") and _example_count(x) is not None
+
+
+def _example_count(x):
+    """Examples along the first axis of in-memory `x` (its first part, for
+    a tuple of texts or a dict of arrays); None when unknown."""
+    while isinstance(x, (tuple, dict)) and x:
+        x = next(iter(x.values())) if isinstance(x, dict) else x[0]
+    shape = getattr(x, "shape", None)
+    if shape is not None and len(shape) and shape[0] is not None:
+        return int(shape[0])
+    return len(x) if hasattr(x, "__len__") else None
+
+
+def hold_out(x, y, sample_weight, validation_split, owner):
+    """Keras' `validation_split` on in-memory examples of any form a task
+    takes (texts, pairs of texts as a tuple, word lists, a dict of
+    arrays; labels and weights alike): the first
+    `floor(n * (1 - validation_split))` examples train, the rest validate,
+    in the order given (before any shuffling), as Keras' own split.
+
+    Returns `((x, y, sample_weight), validation_data)`, the latter a tuple
+    for `fit`'s `validation_data` (`(x,)`, `(x, y)` or `(x, y,
+    sample_weight)`)."""
+    count = _example_count(x)
+    split_at = int(math.floor(count * (1.0 - validation_split)))
+    if split_at == 0 or split_at == count:
+        raise ValueError(
+            f"{owner}: the training data holds {count} examples, which is "
+            f"not sufficient to split into a training and a validation "
+            f"part with validation_split={validation_split} (the first "
+            f"{split_at} would train); give more examples or another "
+            f"validation_split.")
+    train = tuple(_rows(part, 0, split_at) for part in (x, y, sample_weight))
+    held = [_rows(part, split_at, count) for part in (x, y, sample_weight)]
+    while held[-1] is None:  # positions matter: drop trailing Nones
+        held.pop()
+    return train, tuple(held)
+
+
+def _rows(values, start, stop):
+    # A tuple is parallel parts of each example (a pair's two texts), a
+    # dict named parts: each is sliced; anything else is one sequence of
+    # examples (a list, an array, a tensor, ragged too).
+    if values is None:
+        return None
+    if isinstance(values, dict):
+        return {key: _rows(value, start, stop)
+                for key, value in values.items()}
+    if isinstance(values, tuple):
+        return tuple(_rows(value, start, stop) for value in values)
+    return values[start:stop]
+
+
 def steps_per_epoch(data, batch_size):
     """Batches in one pass over `data` (a batched tf.data.Dataset, or
     arrays batched by `fit`); None when that cannot be known."""
@@ -205,8 +294,9 @@ class FitValidation:
     that renamed it), the call is known by its data: Keras passes
     `x=val_x`, the first part of `validation_data` as
     `keras.utils.unpack_x_y_sample_weight` splits it, the very object
-    `fit` was given. (Keras' own `validation_split` makes new arrays:
-    that fallback does not recognise them.)"""
+    `fit` was given. (`Task.fit` hands Keras no `validation_split`: it
+    holds the fraction out itself, `hold_out`, as `validation_data`, which
+    the fallback recognises too.)"""
 
     _running = weakref.WeakKeyDictionary()
 

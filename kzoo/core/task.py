@@ -246,10 +246,36 @@ class Task(CheckedArguments, keras.Model):
         return segments if isinstance(x, tuple) else segments[0]
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
-            validation_data=None, shuffle=True, **kwargs):
+            validation_split=0.0, validation_data=None, shuffle=True,
+            **kwargs):
+        """Keras' `fit`, on raw text through the preprocessor.
+
+        `validation_split` works on every backend for in-memory examples
+        (texts, pairs, word lists, arrays): as in Keras, the last fraction
+        of them, in the order given, is held out before shuffling and
+        scored after each epoch (`validation_data`, when given, wins).
+        kzoo's learning-rate schedule then spans the training part's
+        steps. A `tf.data.Dataset` has no last fraction: pass
+        `validation_data`."""
         self._ensure_compiled()
+        owner = f"{type(self).__name__}.fit"
         labels.check_fit_call(self, "fit", x, y, batch_size,
                               kwargs.get("epochs"))
+        validation_split = input_pipeline.checked_validation_split(
+            validation_split, x, owner)
+        # The held-out part of input arrays is checked here, so the steps
+        # need not check ids (as for the training part, `_make_dataset`).
+        held_out_checked = False
+        if validation_split and validation_data is None:
+            # Whole, before slicing: a label count that does not match
+            # the examples must fail as such, not as two odd halves.
+            labels.check_in_memory(self, x, y, sample_weight)
+            (x, y, sample_weight), validation_data = \
+                input_pipeline.hold_out(x, y, sample_weight,
+                                        validation_split, owner)
+            if self.preprocessor is None:
+                self._check_model_inputs(validation_data[0])
+                held_out_checked = True
         dataset = self._make_dataset(x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None and self.preprocessor is not None:
             if not isinstance(validation_data, tf.data.Dataset):
@@ -269,9 +295,11 @@ class Task(CheckedArguments, keras.Model):
         else:
             self._plan_learning_rate(dataset if dataset is not None else x,
                                      batch_size, kwargs)
-        # Validation arrays without a preprocessor are not checked here.
+        # Validation arrays without a preprocessor are not checked here
+        # (unless held out of `x` above).
         checked = self._ids_checked_before(
-            x, validation_data is None or self.preprocessor is not None)
+            x, validation_data is None or self.preprocessor is not None
+            or held_out_checked)
         with labels.reraise_label_errors(), checked, \
                 FitValidation.during_fit(self, validation_data):
             if dataset is None:

@@ -7,7 +7,8 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.core.arguments import FRACTION, Optional, describe
-from kzoo.core.family import TOKEN_CLASSIFIER, EncoderHead, tokenizer_packing
+from kzoo.core.family import (TOKEN_CLASSIFIER, EncoderHead,
+                               token_classifier_dropout, tokenizer_packing)
 from kzoo.core.preprocessor import PAD_MARK, Preprocessor
 from kzoo.core.registry import register
 from kzoo.core.task import Task
@@ -402,8 +403,11 @@ class TokenClassifier(WordTagger, EncoderHead, Task):
         num_classes: number of labels (or None with `label_names`).
         preprocessor: a `TokenClassifierPreprocessor`, or None to feed
             input dicts (logits per token).
-        dropout: before the classifier; None: the backbone's dropout
-            (`transformers`' `hidden_dropout_prob`).
+        dropout: before the classifier; None: the family's, as its
+            `*ForTokenClassification` in `transformers` (the backbone's
+            dropout, `hidden_dropout_prob`, for most; ALBERT's
+            `classifier_dropout_prob`, 0.1; see
+            `kzoo.core.family.token_classifier_dropout`).
         label_names: the label of each class id ("O", "B-PER", ...).
         trainable_backbone: False for linear probing: the backbone stays
             frozen, only the classifier trains.
@@ -428,7 +432,8 @@ class TokenClassifier(WordTagger, EncoderHead, Task):
                  **kwargs):
         num_classes, label_names = check_labels(num_classes, label_names,
                                             type(self).__name__)
-        dropout = backbone.dropout if dropout is None else float(dropout)
+        dropout = token_classifier_dropout(backbone) if dropout is None \
+            else float(dropout)
         # === Layers ===
         dropout_layer = keras.layers.Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")

@@ -12,10 +12,12 @@ class AlbertTextClassifier(SequenceClassifier):
     """pooled output -> dropout -> dense(num_classes), as Hugging Face's
     `AlbertForSequenceClassification`.
 
-    The dropout is the original's `classifier_dropout_prob` (0.1), not the
-    backbone's hidden dropout (0 in ALBERT v2). Fit on raw strings with
-    integer labels; pass `(texts_a, texts_b)` for sentence pairs.
-    Arguments: see `kzoo.tasks.task_wiring.SequenceClassifier`.
+    The dropout (by default) is the original's `classifier_dropout_prob`
+    (0.1), not the backbone's hidden dropout (0 in ALBERT v2); so is a
+    `kzoo.TokenClassifier`'s on ALBERT, as `AlbertForTokenClassification`'s.
+    Fit on raw strings with integer labels; pass `(texts_a, texts_b)` for
+    sentence pairs. Arguments: see
+    `kzoo.tasks.task_wiring.SequenceClassifier`.
 
     Example:
     ```python
@@ -39,8 +41,12 @@ class AlbertTextClassifier(SequenceClassifier):
 
     backbone_cls = AlbertBackbone
     preprocessor_cls = AlbertPreprocessor
+    # AlbertConfig's `classifier_dropout_prob`, which every ALBERT head in
+    # transformers reads (sequence, token and multiple choice alike).
+    head_dropout = 0.1
+    token_head_dropout = 0.1
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
                  problem_type=SINGLE_LABEL, **kwargs):
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type, **kwargs)

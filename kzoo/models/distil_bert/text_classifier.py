@@ -23,8 +23,10 @@ class DistilBertTextClassifier(SequenceClassifier):
         num_classes: number of labels (outputs, for regression).
         preprocessor: a `DistilBertPreprocessor`, or None to feed input
             dicts.
-        dropout: the head's dropout, the original's `seq_classif_dropout`
-            (0.2); None uses the backbone's.
+        dropout: the head's dropout; None: the original's
+            `seq_classif_dropout` (0.2), not the backbone's `dropout` (a
+            `kzoo.TokenClassifier` on DistilBERT takes that one, as
+            `DistilBertForTokenClassification`).
         problem_type: see `kzoo.tasks.task_wiring.SequenceClassifier`.
 
     Example:
@@ -46,8 +48,9 @@ class DistilBertTextClassifier(SequenceClassifier):
     preprocessor_cls = DistilBertPreprocessor
     hidden_activation = "relu"
     dropout_before_hidden = False
+    head_dropout = 0.2  # DistilBertConfig's `seq_classif_dropout`
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.2,
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
                  problem_type=SINGLE_LABEL, **kwargs):
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type, **kwargs)
