@@ -413,6 +413,98 @@ def staged_folder(preset_dir):
         _STAGING.reset(token)
 
 
+# The files a kzoo preset folder is recognised by. A config or tokenizer
+# file counts only in kzoo's own form (exactly a class name and its
+# config): Hugging Face's config.json and tokenizer.json, and keras-hub's
+# files (which also name a module), have the same names. (A tokenizer.json
+# may also say which preset's files it uses: `assets_from`.)
+_PRESET_FILES = ("metadata.json", "config.json", "tokenizer.json",
+                 "preprocessor.json", "task.json")
+
+
+def check_destination(preset_dir):
+    """Refuse to save a preset onto `preset_dir` unless it is missing, an
+    empty folder, or a kzoo preset folder: saving replaces the folder, so
+    a path to a file (`my_model/config.json`) or a folder of other files
+    (a Hugging Face checkpoint, a project) would be moved aside and lost.
+    Raises `PresetError`, having touched nothing. Every `save_to_preset`
+    calls it first (`staged_folder`, a folder written whole, does not: it
+    is not only for presets).
+
+    Example:
+    ```python
+    from pathlib import Path
+    from kzoo import presets
+    presets.check_destination("a_new_folder")   # missing: fine
+    Path("notes").mkdir()
+    Path("notes/todo.txt").write_text("not a preset")
+    try:
+        presets.check_destination("notes")
+    except presets.PresetError as e:
+        assert "no kzoo preset" in str(e)
+    ```
+    """
+    path = Path(preset_dir)
+    staging = {Path(folder).resolve() for folder in _STAGING.get().values()}
+    if not path.exists() or path.resolve() in staging:
+        return   # (a staging folder's destination was checked already)
+    if not path.is_dir():
+        raise PresetError(
+            f"Cannot save a preset to {path}: it is a file, and a preset is "
+            f"a folder. Give a folder's path (e.g. {path.parent}, or a new "
+            f"folder); {path} was left as it was.")
+    names = sorted(p.name for p in path.iterdir()
+                   if not p.name.startswith("."))
+    if not names or _is_kzoo_preset(path):
+        return
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    raise PresetError(
+        f"Cannot save a preset into {path}: the folder holds other files "
+        f"({shown}) and no kzoo preset, and saving would replace or mix "
+        "with them. Save to a new or empty folder; nothing was written.")
+
+
+def _is_kzoo_preset(path):
+    for name in _PRESET_FILES:
+        try:
+            data = read_json(path / name)
+        except (OSError, JSONFileError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        if name == "metadata.json" and ("class_name" in data
+                                        or "family" in data):
+            return True
+        if {"class_name", "config"} <= set(data) <= {
+                "class_name", "config", "assets_from"}:
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def own_staging(folder):
+    """Mark `folder`, a staging folder kzoo is filling (a conversion's),
+    as a preset being written, so that saves into it while it holds only
+    some of its files pass `check_destination`.
+
+    Example:
+    ```python
+    from pathlib import Path
+    from kzoo import presets
+    Path("staging").mkdir()
+    Path("staging/vocab.txt").write_text("[PAD]")   # written first
+    with presets.own_staging("staging"):
+        presets.check_destination("staging")   # kzoo's own: fine
+    ```
+    """
+    folder = Path(folder)
+    token = _STAGING.set({**_STAGING.get(), str(folder.resolve()): folder})
+    try:
+        yield folder
+    finally:
+        _STAGING.reset(token)
+
+
 def _named_presets():
     root = builtin_presets_dir()
     presets = {}

@@ -6,6 +6,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kzoo import presets
 from kzoo.convert.base import (
     ConversionReport, converter_for_model, converter_for_model_type,
     original_format_module)
@@ -117,7 +118,8 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
     staging = Path(tempfile.mkdtemp(dir=dest.parent,
                                     prefix=f".{dest.name}.staging-"))
     try:
-        with HFCheckpoint(src, source=source) as checkpoint:
+        with HFCheckpoint(src, source=source) as checkpoint, \
+                presets.own_staging(staging):
             report = _convert_into(checkpoint, staging, task, verbose,
                                    metadata, dest.name, expected_config)
         swap_into_place(staging, dest)

@@ -335,6 +335,11 @@ class Preprocessor(keras.layers.Layer):
         config.pop("name", None)
         config.pop("tokenizer", None)
         config.update(kwargs)
+        if preset.has("config.json"):
+            # The preset knows its backbone's position table: a longer
+            # sequence_length would fail only later, inside the model.
+            preset_backbone_class(preset).check_preset_sequence_length(
+                preset, config.get("sequence_length"), cls.__name__)
         return cls.from_config(config, tokenizer=tokenizer)
 
     @staticmethod
@@ -353,6 +358,7 @@ class Preprocessor(keras.layers.Layer):
 
     def save_to_preset(self, preset_dir):
         preset_dir = Path(preset_dir)
+        presets.check_destination(preset_dir)
         self.tokenizer.save_to_preset(preset_dir)
         config = self.get_config()
         config.pop("tokenizer")  # it has its own file, tokenizer.json

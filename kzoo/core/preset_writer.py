@@ -29,6 +29,7 @@ def _weights_record(path):
 
 def write_backbone(backbone, preset_dir, metadata=None):
     preset_dir = Path(preset_dir)
+    presets.check_destination(preset_dir)
     with presets.staged_folder(preset_dir) as staging:
         _write_backbone(backbone, staging, preset_dir.name, metadata)
 
@@ -55,6 +56,7 @@ def _write_backbone(backbone, preset_dir, name, metadata):
 
 def write_task(task, preset_dir, metadata=None):
     preset_dir = Path(preset_dir)
+    presets.check_destination(preset_dir)
     with presets.staged_folder(preset_dir) as staging:
         _write_task(task, staging, preset_dir.name, metadata)
 

@@ -353,6 +353,7 @@ class Tokenizer(keras.layers.Layer):
 
     def save_to_preset(self, preset_dir):
         preset_dir = Path(preset_dir)
+        presets.check_destination(preset_dir)
         for argument, source in self.asset_paths.items():
             dest = preset_dir / self.asset_files[argument]
             if source.resolve() != dest.resolve():
