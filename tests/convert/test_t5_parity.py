@@ -15,7 +15,7 @@ from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
 from t5_testing import HF_CONFIGS, hf_t5_outputs, make_hf_t5, random_t5_inputs
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -21,7 +21,7 @@ from test_roberta_parity import (hf_outputs, kzoo_outputs, make_hf_roberta,
 from xlm_roberta_testing import (HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
                                  XLMR_VOCABULARY, hf_reference_tokenizer)
 
-# Parity with the original and conversion run in the first backend's pass
+# Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs and training step, task for task.
 pytestmark = pytest.mark.once

@@ -12,7 +12,7 @@ from hf_copy import (additive_mask, assert_close, copy_bart_attention,
                      quiet_transformers)
 from kzoo.layers import MultiHeadAttention, RelativePositionBias, causal_mask
 
-# Parity with `transformers`' layers runs in the first backend's pass
+# Parity with `transformers`' layers runs in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs, task for task, through these layers.
 pytestmark = pytest.mark.once

@@ -13,7 +13,7 @@ from hf_copy import quiet_transformers
 from kzoo.layers.disentangled_attention import (
     DisentangledSelfAttention, log_bucket_position, relative_position_index)
 
-# Parity with `transformers`' layers runs in the first backend's pass
+# Parity with `transformers`' layers runs in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs, task for task, through these layers.
 pytestmark = pytest.mark.once

@@ -8,7 +8,7 @@ import pytest
 from hf_copy import assert_close, quiet_transformers
 from kzoo.layers import RelativePositionBias, relative_position_bucket
 
-# Parity with `transformers`' layers runs in the first backend's pass
+# Parity with `transformers`' layers runs in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
 # backends to the same outputs, task for task, through these layers.
 pytestmark = pytest.mark.once

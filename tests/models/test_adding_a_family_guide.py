@@ -4,7 +4,7 @@ registered in the guide's own process (so kzoo's registries here are
 untouched), held to the contracts (argument checks, config round trip,
 padding, bad input, preset and .keras round trips, fit on raw text), and
 its converter checked against transformers and for bit-exact round
-trips. Once per suite (the first backend's pass): the family's numbers
+trips. Once per suite (one backend's pass (KZOO_ONCE_BACKEND)): the family's numbers
 are checked by the guide itself; the backend adds nothing here that the
 families' own tests do not cover."""
 

@@ -1,7 +1,7 @@
 """guides/getting_started.py runs end to end in its smoke mode
 (KZOO_GUIDE_SMOKE=1: real all-MiniLM-L6-v2 weights, a few passages, one
 short epoch): presets, the three backends' numbers, semantic search,
-fill-mask, a fine-tuned classifier. Once per suite (the first backend's
+fill-mask, a fine-tuned classifier. Once per suite (one backend's
 pass): it starts fresh interpreters, one per backend."""
 
 import re

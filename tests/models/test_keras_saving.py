@@ -23,7 +23,7 @@ from text_testing import (TEXTS, example_labels, example_texts,
                           task_backbone_cls, tiny_backbone)
 
 # The Keras format is backend-neutral (weights as arrays): saved and
-# loaded in the first backend's pass; tests/models/test_training_cross_backend.py
+# loaded in one backend's pass (KZOO_ONCE_BACKEND); tests/models/test_training_cross_backend.py
 # loads every task saved there on the two other backends.
 pytestmark = pytest.mark.once
 

@@ -1,7 +1,7 @@
 """guides/token_classification.py runs end to end in its smoke mode
 (KZOO_GUIDE_SMOKE=1: a tiny random BERT, a few sentences): data, word
 pieces and their labels, baseline, fit, entity scores, tagging. Once per
-suite (the first backend's pass): it starts a fresh interpreter."""
+suite (one backend's pass (KZOO_ONCE_BACKEND)): it starts a fresh interpreter."""
 
 import re
 

@@ -8,7 +8,7 @@ within 1% of its tensor's largest change.
 
 This is also what lets parity with `transformers` run in one backend's
 pass only (the tests of tests/convert are marked `once`): the parity
-tests hold the first backend to the original, and this file holds the
+tests hold one backend to the original, and this file holds the
 others to the first, output for output.
 
 This is what lets the long "the loss falls on real text" tests (marked

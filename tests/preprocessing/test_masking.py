@@ -10,7 +10,7 @@ import kzoo
 from helpers import AUSTEN_NOVELS, austen_text, to_numpy
 
 # The text pipeline runs in TensorFlow ops on every backend: checked in
-# the first backend's pass only.
+# one backend's pass (KZOO_ONCE_BACKEND) only.
 pytestmark = pytest.mark.once
 
 SEQ = 128

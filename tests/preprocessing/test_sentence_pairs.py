@@ -8,7 +8,7 @@ from helpers import AUSTEN_NOVELS, austen_chapters
 from kzoo.preprocessing import next_sentence_pairs, split_sentences
 
 # The text pipeline runs in TensorFlow ops on every backend: checked in
-# the first backend's pass only.
+# one backend's pass (KZOO_ONCE_BACKEND) only.
 pytestmark = pytest.mark.once
 
 

@@ -18,7 +18,7 @@ from kzoo.preprocessing import (infilling_spans, permute_sentences,
                                 text_infilling, token_deletion)
 
 # The text pipeline runs in TensorFlow ops on every backend: checked in
-# the first backend's pass only.
+# one backend's pass (KZOO_ONCE_BACKEND) only.
 pytestmark = pytest.mark.once
 
 MASK = 50261  # the stand-in vocabulary's <mask>

@@ -1,7 +1,7 @@
 """guides/pretraining_bert.py runs end to end in its smoke mode
 (KZOO_GUIDE_SMOKE=1: a tinier random BERT, a few sentence pairs): sentence
 pairs, the masking strategies, pretraining from the loss of a random
-model, fill-mask. Once per suite (the first backend's pass): it starts a
+model, fill-mask. Once per suite (one backend's pass (KZOO_ONCE_BACKEND)): it starts a
 fresh interpreter."""
 
 import math

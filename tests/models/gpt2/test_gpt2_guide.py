@@ -1,7 +1,7 @@
 """guides/gpt2.py runs end to end in its smoke mode (KZOO_GUIDE_SMOKE=1: a
 1-layer random GPT-2, a few passages): training with perplexity, every
 sampler, the key/value cache against the uncached loop, classification.
-Once per suite (the first backend's pass): it starts a fresh
+Once per suite (one backend's pass (KZOO_ONCE_BACKEND)): it starts a fresh
 interpreter."""
 
 import re
