@@ -99,8 +99,9 @@ def _seed(request):
 # parity log of scripts/parity_report.py); every other KZOO_* variable
 # changes what kzoo does (cache, hub endpoint, offline mode, retries, quiet
 # output) and is the test's to set.
-_TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_ONCE_BACKEND", "KZOO_SKIP_MINILM",
-                  "KZOO_PARITY_LOG", "KZOO_TEST_SEED", "KZOO_RECORD_HISTORY")
+_TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_ONCE_BACKEND",
+                  "KZOO_SKIP_MINILM", "KZOO_PARITY_LOG", "KZOO_TEST_SEED",
+                  "KZOO_RECORD_HISTORY")
 # huggingface_hub's equivalents (kzoo fetches through it).
 _HUB_VARIABLES = ("HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_HOME",
                   "HF_HUB_CACHE", "HF_HUB_DISABLE_PROGRESS_BARS")
