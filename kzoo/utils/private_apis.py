@@ -228,8 +228,8 @@ PRIVATE_APIS = (
                 "kzoo/core/task.py (evaluate)",
         purpose="tell fit's per-epoch validation (data fit prepared) "
                 "from a user's evaluate on raw text",
-        fallback="recognise fit's validation_data by identity (not "
-                 "Keras' own validation_split)",
+        fallback="recognise fit's validation_data by identity (Task.fit "
+                 "turns validation_split into validation_data itself)",
         checked_on="3.15.1",
         present=_cached_eval_argument_present),
     PrivateAPI(
