@@ -155,7 +155,9 @@ def test_whole_words_never_split(masked, word_starts):
             is_mask = x["token_ids"][row, pieces] == MASK
             assert is_mask.all() or not is_mask.any(), (row, word)
     assert multi_piece > 100  # the check saw words of several pieces
-    assert cut < 0.2 * len(original)  # ~6% (test_original_masking_rules)
+    # Rows cut inside a word, torch, seeds 1-5: span 0.062 +- 0.005 of
+    # them (the others 0): the bar is 25 sd away.
+    assert cut < 0.2 * len(original)
 
 
 def test_masking_touches_only_selected_tokens(masked):
@@ -202,6 +204,9 @@ def test_span_boundaries_on_real_spans():
     after = np.minimum(end + 1, SEQ - 1)
     np.testing.assert_array_equal(
         right, np.where((end + 1 < SEQ) & text[rows, after], end + 1, SEQ))
+    # Measured, torch, seeds 1-10: spans at the left edge 180 +- 26
+    # (bar 100: 3.1 sd), at the right edge 505 +- 40, inside 0.964 +-
+    # 0.003 of them.
     assert (left == -1).sum() > 100 and (right == SEQ).sum() > 100
     assert ((left >= 0) & (right < SEQ)).mean() > 0.5
 
