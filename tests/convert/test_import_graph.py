@@ -36,8 +36,10 @@ RANKS = {
     "kzoo.generation": 2,  # its decoding loops run kzoo.layers' caches
     "kzoo.core": 3,
     "kzoo.tasks": 4,
+    "kzoo.corpus": 4,  # tokenized corpora: core's tokenizers, no model
     "kzoo.models": 5,  # every kzoo.models.<family>
     "kzoo.convert": 6, "kzoo.recipes": 6,
+    "kzoo.pretraining": 6,  # streams objectives from kzoo.corpus
     "kzoo": 7,  # the facade: imports every public name
     "kzoo.cli": 8,
 }
