@@ -2,13 +2,13 @@
 current backend (`KERAS_BACKEND`).
 
 Measured on passages of Pride and Prejudice (bundled), packed by the
-preset's own preprocessor to `--batch` x `--seq` tokens:
+preset's own preprocessor to `--batch-size` x `--sequence-length` tokens:
 
 - forward: the family's classifier (or, for T5, its seq2seq LM) on one
   batch, `predict_on_batch` (compiled where the backend compiles);
 - train step: forward, backward and the default optimizer's update
   (`train_on_batch`), as in fine-tuning;
-- generation, for GPT-2, T5 and BART: greedy, `--new-tokens` per example
+- generation, for GPT-2, T5 and BART: greedy, `--max-new-tokens` per example
   with the KV cache, no stop token (every example makes them all).
 
 Each figure is the median of `--steps` timed calls after `--warmup`
@@ -17,21 +17,28 @@ speed does not depend on their values, and nothing is downloaded. Against
 keras-hub and `transformers`: `scripts/benchmark.py`.
 """
 
-from kzoo.cli.inputs import CommandError
+from kzoo.cli.inputs import CommandError, add_alias
 
-POSITIVE = ("batch", "seq", "steps")
+# dest -> the flag that sets it (the names the other commands use).
+POSITIVE = {"batch": "--batch-size", "seq": "--sequence-length",
+            "steps": "--steps"}
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="a preset name, alias or folder")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seq", type=int, default=128,
-                        help="tokens per example")
+    parser.add_argument("--batch-size", dest="batch", type=int, default=8)
+    parser.add_argument("--sequence-length", dest="seq", type=int,
+                        default=128, help="tokens per example")
+    add_alias(parser, "--batch", "--batch-size", "batch", type=int)
+    add_alias(parser, "--seq", "--sequence-length", "seq", type=int)
     parser.add_argument("--steps", type=int, default=5,
                         help="timed calls per measurement (median)")
     parser.add_argument("--warmup", type=int, default=2,
                         help="untimed calls first (compilation)")
-    parser.add_argument("--new-tokens", type=int, default=16,
+    add_alias(parser, "--new-tokens", "--max-new-tokens", "new_tokens",
+              type=int)
+    parser.add_argument("--max-new-tokens", dest="new_tokens", type=int,
+                        default=16,
                         help="tokens generated per example (0: skip "
                              "generation)")
     parser.add_argument("--no-train", action="store_true",
@@ -83,14 +90,15 @@ def run(args):
 
 
 def _check(args):
-    for name in POSITIVE:
+    for name, flag in POSITIVE.items():
         if getattr(args, name) < 1:
-            raise CommandError(f"--{name} must be at least 1; got "
+            raise CommandError(f"{flag} must be at least 1; got "
                                f"{getattr(args, name)}.")
-    for name in ("warmup", "new_tokens"):
+    for name, flag in (("warmup", "--warmup"),
+                       ("new_tokens", "--max-new-tokens")):
         if getattr(args, name) < 0:
-            raise CommandError(f"--{name.replace('_', '-')} must be 0 or "
-                               f"more; got {getattr(args, name)}.")
+            raise CommandError(f"{flag} must be 0 or more; got "
+                               f"{getattr(args, name)}.")
 
 
 def _task_classes(backbone_cls):

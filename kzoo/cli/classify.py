@@ -2,13 +2,15 @@
 `kzoo finetune` wrote) labels texts: the likeliest label and its
 probability per text."""
 
-from kzoo.cli.inputs import add_text_arguments, read_texts
+from kzoo.cli.inputs import (add_json_argument, add_text_arguments,
+                             emit_json, read_texts)
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="a saved classifier preset folder "
                         "(task.json names a text classifier)")
     add_text_arguments(parser)
+    add_json_argument(parser)
 
 
 def load_classifier(preset):
@@ -42,8 +44,25 @@ def run(args):
     logits = classifier.predict(texts, verbose=0)
     probabilities = keras.ops.convert_to_numpy(
         keras.ops.softmax(logits, axis=-1))
+    labels = [_label(names, i) for i in range(probabilities.shape[-1])]
+    if args.json:
+        emit_json(args, [
+            {"text": text, "label": labels[int(np.argmax(row))],
+             "probability": float(np.max(row)),
+             "probabilities": dict(zip(labels, map(float, row)))}
+            for text, row in zip(texts, probabilities)])
+        return 0
     for text, row in zip(texts, probabilities):
         best = int(np.argmax(row))
-        label = names[best] if names else str(best)
-        print(f"{label}\t{row[best]:.3f}\t{text}")
+        print(f"{labels[best]}\t{row[best]:.3f}\t{text}")
     return 0
+
+
+def _label(names, index):
+    """The name of class `index`: from a list, or a dict keyed by the
+    index (as Hugging Face's id2label); the index itself otherwise."""
+    if isinstance(names, dict):
+        return str(names.get(str(index), index))
+    if names and index < len(names):
+        return str(names[index])
+    return str(index)

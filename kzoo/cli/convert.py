@@ -40,6 +40,12 @@ def run(args):
             print(f"Wrote a Hugging Face checkpoint to {dest}")
             return 0
         report = _to_kzoo(args, verbose)
+        if report is None:
+            # A folder in an original, pre-Hugging Face layout (ELMo's
+            # bilm-tf, fastai's AWD-LSTM): its converter keeps no report.
+            print(f"Wrote a kzoo preset to {args.dest} (from an original "
+                  "checkpoint folder)")
+            return 0
         print(f"Wrote a kzoo preset to {args.dest}: {report.summary()}")
         for name, reason in report.unused.items():
             print(f"  unused: {name}: {reason}")

@@ -8,21 +8,26 @@ head's guesses would print as if they were predictions.
 
 import warnings
 
-from kzoo.cli.inputs import CommandError, add_text_arguments, read_texts
+from kzoo.cli.inputs import (CommandError, add_alias, add_json_argument,
+                             add_text_arguments, emit_json, read_texts)
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="a preset with a masked-LM family "
                         "(BERT, RoBERTa, ALBERT, ...)")
     add_text_arguments(parser, "texts, each with at least one [MASK]")
-    parser.add_argument("--top-k", type=int, default=5,
+    parser.add_argument("--top", type=int, default=5,
                         help="candidates per mask (default 5)")
+    add_alias(parser, "--top-k", "--top", "top", type=int)
+    add_json_argument(parser)
 
 
 def run(args):
     from kzoo.cli.inputs import preset_task
     from kzoo.presets import RandomHeadWarning
     from kzoo.tasks.task_wiring import MaskedLM
+    if args.top < 1:
+        raise CommandError(f"--top must be at least 1; got {args.top}.")
     texts = read_texts(args)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RandomHeadWarning)
@@ -40,7 +45,15 @@ def run(args):
         if mask not in text:
             raise CommandError(f"every text needs at least one [MASK] (or "
                                f"{mask}); {text!r} has none.")
-    for text, masks in zip(texts, task.fill_mask(texts, top_k=args.top_k)):
+    results = task.fill_mask(texts, top_k=args.top)
+    if args.json:
+        emit_json(args, [
+            {"text": text, "masks": [
+                [{"token": token, "probability": float(p)}
+                 for token, p in candidates] for candidates in masks]}
+            for text, masks in zip(texts, results)])
+        return 0
+    for text, masks in zip(texts, results):
         print(text)
         for candidates in masks:
             print("  " + "  ".join(f"{token} {p:.3f}"

@@ -1,12 +1,16 @@
 """`kzoo info PRESET`: what a preset is, before loading it: its model and
 size, its files, and where its weights come from."""
 
+from kzoo.cli.cache import human_size as _size
+from kzoo.cli.inputs import add_json_argument, emit_json
+
 CONFIG_FIELDS = ("num_layers", "hidden_dim", "num_heads", "intermediate_dim",
                  "vocabulary_size", "max_sequence_length")
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="a preset name, alias or folder")
+    add_json_argument(parser)
 
 
 def run(args):
@@ -14,6 +18,9 @@ def run(args):
     preset = presets.resolve(args.preset)
     meta = preset.metadata
     entry = preset.json("config.json")
+    if args.json:
+        emit_json(args, _as_json(preset, meta, entry))
+        return 0
     print(f"{preset.name}: {meta.get('description', '(no description)')}")
     aliases = ", ".join(meta.get("aliases", [])) or "none"
     print(f"  family {meta.get('family') or '?'}, class "
@@ -37,12 +44,27 @@ def run(args):
     return 0
 
 
-def _size(count):
-    for unit in ("B", "KB", "MB", "GB"):
-        if count < 1024 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else \
-                f"{count:.1f} {unit}"
-        count /= 1024
+def _as_json(preset, meta, entry):
+    from kzoo import presets
+    task = preset.json("task.json")["class_name"] \
+        if preset.has("task.json") else None
+    cached = presets.cache_dir() / preset.name / presets.BACKBONE_WEIGHTS
+    weights = preset.path / presets.BACKBONE_WEIGHTS
+    return {
+        "name": preset.name, "description": meta.get("description"),
+        "family": meta.get("family"), "class_name": entry["class_name"],
+        "aliases": meta.get("aliases", []), "params": meta.get("params"),
+        "config": {field: entry["config"][field] for field in CONFIG_FIELDS
+                   if isinstance(entry["config"].get(field), int)},
+        "task": task, "license": meta.get("license"),
+        "folder": str(preset.path),
+        "files": {path.name: path.stat().st_size
+                  for path in sorted(preset.path.iterdir())
+                  if path.is_file()},
+        "weights": (str(weights) if weights.is_file() else
+                    str(cached) if cached.is_file() else None),
+        "source": meta.get("source"),
+    }
 
 
 def _weights_origin(preset):

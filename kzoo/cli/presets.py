@@ -1,8 +1,11 @@
 """`kzoo presets`: list the named presets."""
 
+from kzoo.cli.inputs import add_json_argument, emit_json
+
 
 def add_arguments(parser):
     parser.add_argument("--family", help="only this family (e.g. bert)")
+    add_json_argument(parser)
 
 
 def run(args):
@@ -14,6 +17,9 @@ def run(args):
         raise presets.PresetError(
             f"no presets of family {args.family!r}; the families are "
             f"{', '.join(families)}.")
+    if args.json:
+        emit_json(args, rows)
+        return 0
     width = max(len(row["name"]) for row in rows)
     for row in rows:
         aliases = f" (alias: {', '.join(row['aliases'])})" if row["aliases"] else ""
