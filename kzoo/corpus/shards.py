@@ -71,8 +71,6 @@ def write_shard(shards_dir, name, documents, dtype):
     Returns:
         `{"name", "documents", "sentences", "tokens", "sha256"}`.
     """
-    shards_dir = Path(shards_dir)
-    shards_dir.mkdir(parents=True, exist_ok=True)
     sentences = [np.asarray(s, dtype=dtype) for doc in documents
                  for s in doc]
     tokens = np.concatenate(sentences) if sentences else \
@@ -81,6 +79,22 @@ def write_shard(shards_dir, name, documents, dtype):
     np.cumsum([len(s) for s in sentences], out=sentence_starts[1:])
     document_starts = np.zeros((len(documents) + 1,), np.int64)
     np.cumsum([len(doc) for doc in documents], out=document_starts[1:])
+    return write_shard_arrays(shards_dir, name, tokens, sentence_starts,
+                              document_starts)
+
+
+def write_shard_arrays(shards_dir, name, tokens, sentence_starts,
+                       document_starts):
+    """`write_shard` from the three arrays as stored: `tokens` (in its
+    dtype), `sentence_starts` (sentences + 1) and `document_starts`
+    (documents + 1), both starting at 0. What a preparation writes: a
+    shard's ids stay in a few flat arrays, never one object per sentence.
+    """
+    shards_dir = Path(shards_dir)
+    shards_dir.mkdir(parents=True, exist_ok=True)
+    tokens = np.ascontiguousarray(tokens)
+    sentence_starts = np.asarray(sentence_starts, np.int64)
+    document_starts = np.asarray(document_starts, np.int64)
     staging = shards_dir / f".{name}.partial-{os.getpid()}-{time.time_ns()}"
     staging.mkdir()
     try:
@@ -94,8 +108,9 @@ def write_shard(shards_dir, name, documents, dtype):
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return {"name": name, "documents": len(documents),
-            "sentences": len(sentences), "tokens": int(tokens.size),
+    return {"name": name, "documents": int(document_starts.size - 1),
+            "sentences": int(sentence_starts.size - 1),
+            "tokens": int(tokens.size),
             "sha256": hashlib.sha256(tokens.tobytes()).hexdigest()}
 
 
@@ -188,11 +203,17 @@ def write_manifest(folder, manifest):
     write_json(Path(folder) / MANIFEST, manifest)
 
 
+SPLITS = {"train": "shards", "validation": "validation_shards"}
+
+
 class Corpus:
     """A prepared corpus, read through memory maps.
 
     Documents are numbered across shards in manifest order:
-    `corpus.document(i)` is a list of sentence id arrays.
+    `corpus.document(i)` is a list of sentence id arrays. `split` picks
+    the training shards (`"train"`, the manifest's `shards`) or the
+    held-out ones (`"validation"`, its `validation_shards`: the documents
+    `kzoo prepare-corpus --validation-documents N` set aside).
 
     Example:
     ```python
@@ -202,12 +223,23 @@ class Corpus:
     ```
     """
 
-    def __init__(self, folder):
+    def __init__(self, folder, split="train"):
+        if split not in SPLITS:
+            raise ValueError(
+                f"Corpus: split must be one of {sorted(SPLITS)}; got "
+                f"{split!r}.")
         self.folder = Path(folder)
+        self.split = split
         self.manifest = read_manifest(self.folder)
+        records = self.manifest.get(SPLITS[split]) or []
+        if split == "validation" and not records:
+            raise CorpusError(
+                f"{self.folder} holds no validation documents. Prepare it "
+                "again with `kzoo prepare-corpus ... "
+                "--validation-documents N`.")
         self.shards = [Shard(self.folder / SHARDS_FOLDER / record["name"],
                              record)
-                       for record in self.manifest["shards"]]
+                       for record in records]
         counts = [shard.num_documents for shard in self.shards]
         self.document_offsets = np.zeros((len(counts) + 1,), np.int64)
         np.cumsum(counts, out=self.document_offsets[1:])
