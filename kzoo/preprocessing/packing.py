@@ -67,48 +67,84 @@ def pack_full_sentences(documents, sequence_length, start_token_id,
     assert rows[1][1].tolist() == [1, 1, 1, 1, 1, 1, 0, 0]
     ```
     """
-    if isinstance(sequence_length, bool) or not isinstance(
-            sequence_length, (int, np.integer)) or sequence_length < 3:
-        raise ValueError(
-            "sequence_length must be an integer >= 3 (<s>, a token, </s>); "
-            f"got {sequence_length!r}.")
-    if separator_token_id is None:
-        separator_token_id = end_token_id
-    capacity = sequence_length - 2  # room between <s> and </s>
-    row = []
-
-    def finish(content):
-        ids = [start_token_id] + content + [end_token_id]
-        padding = sequence_length - len(ids)
-        return (np.asarray(ids + [pad_token_id] * padding, "int32"),
-                np.asarray([1] * len(ids) + [0] * padding, "int32"))
-
+    row = FullSentencesRow(sequence_length, start_token_id, end_token_id,
+                           pad_token_id, separator_token_id)
     for document in documents:
-        # Between documents: a separator, unless the row is empty (a new
-        # row begins with <s>, and the last one ended with </s>).
-        separated = False
-        if row:
-            if len(row) + 1 >= capacity:
-                yield finish(row)
-                row = []
-            else:
-                row.append(separator_token_id)
-                separated = True
+        starts_document = True
         for sentence in document:
-            sentence = [int(t) for t in sentence]
-            if not sentence:
+            if not len(sentence):
                 continue
-            if row and len(row) + len(sentence) > capacity:
-                if separated:
-                    row.pop()  # the row's own </s> ends the document
-                yield finish(row)
-                row = []
-            separated = False
-            row.extend(sentence[:capacity])
-        if separated:  # a document without sentences
-            row.pop()
-    if row:
-        yield finish(row)
+            if not row.add(sentence, starts_document):
+                yield row.finish()
+                row.add(sentence, starts_document)
+            starts_document = False
+    if row.content:
+        yield row.finish()
+
+
+class FullSentencesRow:
+    """One FULL-SENTENCES row being filled: the rule `pack_full_sentences`
+    packs by, one sentence at a time, for packers that keep their own
+    position (a stream over a corpus on disk resumes from a document and
+    sentence index, not from a generator).
+
+    `add(sentence, starts_document)` puts a sentence in the row, after a
+    separator when it begins a document and the row holds text, and
+    returns False (leaving the row as it was) when it does not fit; a
+    sentence always fits an empty row (cut to the row's room).
+    `finish()` returns `(token_ids, padding_mask)` and empties the row.
+
+    Example:
+    ```python
+    from kzoo.preprocessing.packing import FullSentencesRow
+    row = FullSentencesRow(8, start_token_id=0, end_token_id=2,
+                           pad_token_id=1)
+    assert row.add([5, 6, 7], starts_document=True)
+    assert not row.add([10, 11, 12, 13], starts_document=True)
+    assert row.finish()[0].tolist() == [0, 5, 6, 7, 2, 1, 1, 1]
+    ```
+    """
+
+    def __init__(self, sequence_length, start_token_id, end_token_id,
+                 pad_token_id, separator_token_id=None):
+        if isinstance(sequence_length, bool) or not isinstance(
+                sequence_length, (int, np.integer)) or sequence_length < 3:
+            raise ValueError(
+                "sequence_length must be an integer >= 3 (<s>, a token, "
+                f"</s>); got {sequence_length!r}.")
+        self.sequence_length = int(sequence_length)
+        self.capacity = self.sequence_length - 2  # between <s> and </s>
+        self.start_token_id = start_token_id
+        self.end_token_id = end_token_id
+        self.pad_token_id = pad_token_id
+        # Between two documents: RoBERTa's </s> by default.
+        self.separator_token_id = (end_token_id if separator_token_id is None
+                                   else separator_token_id)
+        self.content = []
+
+    def fits(self, length, starts_document):
+        """Whether a sentence of `length` tokens goes in this row."""
+        if not self.content:
+            return True
+        # A new document needs its separator too; a row that the next
+        # sentence would overfill ends (its own </s> ends the document).
+        return (len(self.content) + bool(starts_document) + length
+                <= self.capacity)
+
+    def add(self, sentence, starts_document):
+        if not self.fits(len(sentence), starts_document):
+            return False
+        if starts_document and self.content:
+            self.content.append(self.separator_token_id)
+        self.content.extend(int(t) for t in sentence[:self.capacity])
+        return True
+
+    def finish(self):
+        ids = [self.start_token_id] + self.content + [self.end_token_id]
+        padding = self.sequence_length - len(ids)
+        self.content = []
+        return (np.asarray(ids + [self.pad_token_id] * padding, "int32"),
+                np.asarray([1] * len(ids) + [0] * padding, "int32"))
 
 
 def full_sentences(documents, tokenizer, sequence_length,
