@@ -92,6 +92,8 @@ from kzoo.tasks.token_classifier import (TokenClassifier,
 from kzoo.tasks.multiple_choice import (MultipleChoice,
                                          MultipleChoicePreprocessor)
 from kzoo import metrics
+# kzoo.datasets.austen_passages(...) works after a bare `import kzoo`.
+from kzoo import datasets
 from kzoo.models.elmo import (
     ElmoBackbone,
     ElmoEmbedder,

@@ -60,3 +60,19 @@ def test_wheel_holds_the_package_not_the_tests(wheel):
     assert "kzoo/__init__.py" in names
     assert "kzoo/models/bert/backbone.py" in names
     assert not any(n.startswith("tests/") for n in names)
+
+
+def test_licence_and_notice_are_in_the_wheel(wheel):
+    # The wheel carries presets/ with third-party vocabularies and
+    # kzoo/data/ with the novels: their licences travel with them.
+    with zipfile.ZipFile(wheel) as archive:
+        licences = {Path(n).name: n for n in archive.namelist()
+                    if ".dist-info/licenses/" in n}
+        for name in ("LICENSE", "NOTICE"):
+            assert name in licences, sorted(licences)
+            assert (archive.read(licences[name])
+                    == (REPO / name).read_bytes()), name
+        metadata = next(archive.read(n).decode() for n in archive.namelist()
+                        if n.endswith(".dist-info/METADATA"))
+    assert "License-Expression: Apache-2.0" in metadata
+    assert "Apache License" in (REPO / "LICENSE").read_text()
