@@ -166,16 +166,28 @@ class BartDenoisingPreprocessor(BartSeq2SeqLMPreprocessor):
         self._random_token_ids = np.setdiff1d(
             np.arange(size), tokenizer.special_token_ids)
 
-    def noise(self, token_ids):
-        """One text's ids (no special tokens) -> its noised ids (NumPy)."""
+    def noise(self, token_ids, rng=None, sentence_ends=None):
+        """One text's ids (no special tokens) -> its noised ids (NumPy).
+
+        Args:
+            token_ids: the text's ids.
+            rng: the `np.random.Generator` of the draws; None: the
+                preprocessor's own (seeded by `seed`).
+            sentence_ends: bools, True at each sentence's last id (a
+                prepared corpus knows its sentences); None: after `.`,
+                `!` and `?`.
+        """
         self._ensure_setup()
+        rng = self._rng if rng is None else rng
         ids = np.asarray(token_ids, "int64")
         if self.sentence_permutation:
-            ids = permute_sentences(ids, self._sentence_ends[ids], self._rng)
+            ends = self._sentence_ends[ids] if sentence_ends is None \
+                else np.asarray(sentence_ends, bool)
+            ids = permute_sentences(ids, ends, rng)
         if self.deletion_rate:
-            ids = token_deletion(ids, self._rng, self.deletion_rate)
+            ids = token_deletion(ids, rng, self.deletion_rate)
         return text_infilling(
-            ids, self._rng, self._mask_token_id,
+            ids, rng, self._mask_token_id,
             word_starts=self._word_starts[ids],
             noise_density=self.noise_density,
             poisson_lambda=self.poisson_lambda,

@@ -2,5 +2,11 @@
 see `base.py` for the determinism and resumption rules they all keep."""
 
 from kzoo.pretraining.streams.base import BatchStream, CorpusWalk
+# The sequence objectives (T5, BART, GPT-2, ELMo, AWD-LSTM) register here.
+from kzoo.pretraining.streams import sequence_span_corruption  # noqa: F401
+from kzoo.pretraining.streams import sequence_denoising  # noqa: F401
+from kzoo.pretraining.streams import sequence_causal_lm  # noqa: F401
+from kzoo.pretraining.streams import sequence_bilm  # noqa: F401
+from kzoo.pretraining.streams import sequence_bptt  # noqa: F401
 
 __all__ = ["BatchStream", "CorpusWalk"]
