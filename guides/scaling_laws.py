@@ -25,7 +25,7 @@ has read. It then
    of C = 6·N·D, whichever model reached it) and fits `L(C)` to it;
 3. plots both, log-log, to `scaling_laws.png`.
 
-    pip install "kzoo[guides,jax]"     # matplotlib for the plot
+    pip install -e ".[guides,jax]"    # in a kzoo clone: matplotlib
     KERAS_BACKEND=jax python guides/scaling_laws.py  # 9 CPU-minutes
     KZOO_GUIDE_SMOKE=1 python guides/scaling_laws.py # the test's, seconds
     python guides/scaling_laws.py --out plots/  # where the PNG goes

