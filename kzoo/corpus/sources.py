@@ -1,0 +1,250 @@
+"""The text a corpus is prepared from: which files, and their documents.
+
+Inputs are files, folders (searched recursively) or glob patterns, of
+`.txt` and `.jsonl` files and their `.gz` forms. Files are read line by
+line, never whole: a 2 GB file costs one line (and one document) of
+memory.
+
+Documents:
+- `.txt`, `documents="blank-lines"` (the default): blank lines separate
+  documents, the input convention of BERT's `create_pretraining_data.py`
+  (one sentence or paragraph per line, a blank line between documents).
+- `.txt`, `documents="files"`: each file is one document (a book). Its
+  lines are held until the file ends: a document must fit in memory.
+- `.jsonl`: each line is one JSON object, a document, whose text is in
+  `text_field` (`"text"` by default); blank lines are skipped.
+
+A document's lines are joined with spaces; `prepare.py` splits the result
+into sentences.
+"""
+
+import glob
+import gzip
+import json
+import zlib
+from pathlib import Path
+
+from kzoo.corpus.shards import CorpusError
+
+SUFFIXES = (".txt", ".jsonl", ".txt.gz", ".jsonl.gz")
+DOCUMENT_MODES = ("blank-lines", "files")
+# Bytes read before a file's first document is checked for binary data.
+_SNIFF_BYTES = 8192
+
+
+def _kind(path):
+    """".txt", ".jsonl" or None, looking through a `.gz` ending."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix in (".txt", ".jsonl"):
+        if name.endswith(suffix):
+            return suffix
+    return None
+
+
+def find_sources(inputs):
+    """The input files, sorted by path (as strings): each input is a
+    file, a folder (every matching file under it) or a glob pattern.
+
+    Raises `CorpusError` for a missing path, a pattern or folder that
+    matches no `.txt`/`.jsonl` file, or a file of another kind.
+    """
+    if isinstance(inputs, (str, Path)):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if not inputs:
+        raise CorpusError("No inputs: give .txt/.jsonl files, folders or "
+                          "glob patterns to prepare.")
+    found = set()
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            matches = [p for p in path.rglob("*")
+                       if p.is_file() and _kind(p)]
+            if not matches:
+                raise CorpusError(
+                    f"{path} holds no {', '.join(SUFFIXES)} files. Point to "
+                    "the folder that holds the text, or name the files.")
+            found.update(matches)
+        elif path.is_file():
+            if not _kind(path):
+                raise CorpusError(
+                    f"{path} is not a .txt or .jsonl file (nor their .gz "
+                    "forms). Rename it if it is text, or leave it out.")
+            found.add(path)
+        elif glob.has_magic(str(item)):
+            matches = [Path(p) for p in glob.glob(str(item), recursive=True)]
+            files = [p for p in matches if p.is_file() and _kind(p)]
+            for folder in (p for p in matches if p.is_dir()):
+                files += [p for p in folder.rglob("*")
+                          if p.is_file() and _kind(p)]
+            if not files:
+                raise CorpusError(
+                    f"The pattern {item} matches no {', '.join(SUFFIXES)} "
+                    "file. Check the pattern (quote it so the shell leaves "
+                    "it to kzoo).")
+            found.update(files)
+        else:
+            raise CorpusError(
+                f"{path} does not exist. Check the path (a file, a folder "
+                "or a glob pattern).")
+    return sorted((p.resolve() for p in found), key=str)
+
+
+def source_record(path):
+    """`{"path", "bytes", "mtime_ns"}`: what says a file is unchanged."""
+    stat = Path(path).stat()
+    return {"path": str(path), "bytes": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns}
+
+
+def split_parts(records, count):
+    """The sorted records cut into `count` runs of consecutive files of
+    about equal bytes (part `i` holds the files whose first byte falls in
+    the `i`-th `count`-th of all bytes). Depends only on the files."""
+    total = sum(record["bytes"] for record in records)
+    parts = [[] for _ in range(count)]
+    start = 0
+    for record in records:
+        index = min(count - 1, start * count // total) if total else 0
+        parts[index].append(record)
+        start += record["bytes"]
+    return parts
+
+
+def group_files(records, unit_bytes):
+    """Consecutive files grouped into units of work of at least
+    `unit_bytes` of input each (the last may hold less; a larger file is a
+    unit by itself). Depends only on the files and `unit_bytes`, never on
+    how many processes run them."""
+    units, unit, size = [], [], 0
+    for record in records:
+        unit.append(record)
+        size += record["bytes"]
+        if size >= unit_bytes:
+            units.append(unit)
+            unit, size = [], 0
+    if unit:
+        units.append(unit)
+    return units
+
+
+class SourceReader:
+    """One input file's documents, read line by line.
+
+    `documents()` yields each document's text (its lines joined with
+    spaces); `bytes_read` is how far into the file (compressed bytes for a
+    `.gz`) reading has come, for a progress bar.
+    """
+
+    def __init__(self, path, documents="blank-lines", text_field="text"):
+        self.path = Path(path)
+        self.mode = documents
+        self.text_field = text_field
+        self.kind = _kind(self.path)
+        self.gzipped = self.path.name.lower().endswith(".gz")
+        self._raw = None
+
+    @property
+    def bytes_read(self):
+        if self._raw is None or self._raw.closed:
+            return 0
+        return self._raw.tell()
+
+    def documents(self):
+        try:
+            with open(self.path, "rb") as raw:
+                self._raw = raw
+                stream = gzip.GzipFile(fileobj=raw, mode="rb") \
+                    if self.gzipped else raw
+                lines = self._lines(stream)
+                if self.kind == ".jsonl":
+                    yield from self._jsonl(lines)
+                elif self.mode == "files":
+                    yield from self._whole_file(lines)
+                else:
+                    yield from self._blank_line_documents(lines)
+        except (gzip.BadGzipFile, zlib.error):
+            raise CorpusError(
+                f"{self.path} is not gzip data, though its name ends in "
+                ".gz. Rename it or compress it again.") from None
+        except EOFError:
+            raise CorpusError(
+                f"{self.path} ends before its gzip stream does (a truncated "
+                "download or copy?). Fetch the file again.") from None
+        except PermissionError:
+            raise CorpusError(
+                f"{self.path} cannot be read (permission denied). Give "
+                "read access or leave the file out.") from None
+
+    def _lines(self, stream):
+        """Decoded lines (line endings kept off), checked for binary data
+        (NUL bytes in the first 8 KB, or in a line that is not UTF-8) and
+        for UTF-8. A file without line breaks is one line, read whole."""
+        if b"\0" in stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]:
+            raise CorpusError(
+                f"{self.path} is a binary file, not text (it holds NUL "
+                "bytes). Leave it out of the inputs.")
+        for number, line in enumerate(stream, 1):
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte order mark
+            try:
+                yield number, line.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                if b"\0" in line:
+                    raise CorpusError(
+                        f"{self.path} is a binary file, not text (line "
+                        f"{number} holds NUL bytes). Leave it out of the "
+                        "inputs.") from None
+                raise CorpusError(
+                    f"{self.path}, line {number}: not UTF-8 text ({error.reason} "
+                    f"at byte {error.start} of the line). Convert the file to "
+                    "UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or leave it "
+                    "out.") from None
+
+    def _blank_line_documents(self, lines):
+        document = []
+        for _, line in lines:
+            if line.strip():
+                document.append(line)
+            elif document:
+                yield " ".join(document)
+                document = []
+        if document:
+            yield " ".join(document)
+
+    def _whole_file(self, lines):
+        document = [line for _, line in lines if line.strip()]
+        if document:
+            yield " ".join(document)
+
+    def _jsonl(self, lines):
+        field = self.text_field
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CorpusError(
+                    f"{self.path}, line {number}: not JSON ({error.msg} at "
+                    f"column {error.colno}). A .jsonl file holds one JSON "
+                    "object per line; fix or remove that line.") from None
+            if not isinstance(record, dict) or field not in record:
+                fields = ", ".join(sorted(record)[:8]) \
+                    if isinstance(record, dict) else type(record).__name__
+                raise CorpusError(
+                    f"{self.path}, line {number}: no {field!r} field (it "
+                    f"has: {fields or 'nothing'}). Name the text's field "
+                    "with --text-field (text_field=...).")
+            text = record[field]
+            if text is None:
+                continue
+            if not isinstance(text, str):
+                raise CorpusError(
+                    f"{self.path}, line {number}: the {field!r} field is a "
+                    f"{type(text).__name__}, not a string. Name the text's "
+                    "field with --text-field (text_field=...).")
+            if text.strip():
+                yield text
