@@ -31,6 +31,7 @@ COMMANDS = {
     "classify": "Label texts with a saved classifier.",
     "finetune": "Fine-tune a text classifier on a CSV/JSONL and save it.",
     "pretrain": "Masked-LM pretraining on a folder of .txt files.",
+    "prepare-corpus": "Tokenize a folder of text into shards for pretraining.",
     "bench": "Time a preset's forward pass, train step and generation here.",
     "env": "Versions, backend, devices and cache paths (for bug reports).",
 }
