@@ -6,6 +6,7 @@ Run once per suite: the tasks behind the commands are tested on every
 backend; this checks the command layer."""
 
 import csv
+import io
 import json
 import os
 import re
@@ -79,7 +80,7 @@ def test_info_says_what_a_preset_is_and_where_weights_come_from(capsys):
 
 
 def test_fill_mask_takes_mask_in_any_family_spelling(folders, capsys):
-    code, out, _ = run(capsys, "fill-mask", folders / "mlm", "--top-k", "3",
+    code, out, _ = run(capsys, "fill-mask", folders / "mlm", "--top", "3",
                        "It is a [MASK] day.", "a [MASK] and a [MASK]")
     assert code == 0
     lines = out.splitlines()
@@ -89,8 +90,19 @@ def test_fill_mask_takes_mask_in_any_family_spelling(folders, capsys):
         probabilities = [float(p) for p in line.split()[1::2]]
         assert len(probabilities) == 3
         assert probabilities == sorted(probabilities, reverse=True)
+    # --top-k, its spelling before the flags were made consistent (generate's
+    # --top-k is a sampler's k), still works.
+    code, out, _ = run(capsys, "fill-mask", folders / "mlm", "--top-k", "2",
+                       "a [MASK]", "--json")
+    assert code == 0
+    result, = json.loads(out)
+    assert result["text"] == "a [MASK]" and len(result["masks"]) == 1
+    assert [set(c) for c in result["masks"][0]] == [
+        {"token", "probability"}] * 2
     refused(capsys, "at least one", "fill-mask", folders / "mlm",
             "no mask here")
+    refused(capsys, "--top must be at least 1", "fill-mask", folders / "mlm",
+            "a [MASK]", "--top", "0")
     refused(capsys, "has none", "fill-mask", folders / "gpt2", "a [MASK]")
     # An encoder without a pretrained MLM head: no random guesses printed.
     refused(capsys, "needs a pretrained masked-LM head", "fill-mask",
@@ -114,6 +126,13 @@ def test_embed_writes_npy_and_jsonl(folders, tmp_path, capsys):
     refused(capsys, "must end in .npy or .jsonl", "embed",
             folders / "embedder", "a", "-o", tmp_path / "v.txt")
     assert not (tmp_path / "v.txt").exists()
+    # --json without -o: the records on stdout.
+    code, out, _ = run(capsys, "embed", folders / "embedder", "It is a truth.",
+                       "--json")
+    assert code == 0
+    record, = json.loads(out)
+    np.testing.assert_allclose(record["embedding"], vectors[0], atol=1e-6)
+    refused(capsys, "give -o/--output", "embed", folders / "embedder", "a")
     refused(capsys, "not both", "embed", folders / "embedder", "a",
             "--file", texts, "-o", tmp_path / "w.npy")
 
@@ -132,15 +151,72 @@ def test_similarity_ranks_texts_against_the_query(folders, capsys):
             folders / "embedder", "q", "a", "--top", "0")
 
 
+def test_texts_from_stdin(folders, capsys, monkeypatch):
+    # No texts and no --file: one per line on stdin, blank lines skipped.
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Emma.\n\nA query.\n"))
+    code, out, _ = run(capsys, "similarity", folders / "embedder",
+                       "A query.", "--json")
+    assert code == 0
+    assert [r["text"] for r in json.loads(out)["results"]] == [
+        "A query.", "Emma."]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    refused(capsys, "no text: stdin holds none", "generate",
+            folders / "gpt2")
+
+
+def test_presets_and_info_as_json(capsys):
+    code, out, _ = run(capsys, "presets", "--family", "bert", "--json")
+    rows = json.loads(out)
+    assert code == 0 and {r["family"] for r in rows} == {"bert"}
+    assert {"name", "aliases", "family", "description", "params"} <= \
+        set(rows[0])
+    code, out, _ = run(capsys, "info", "bert_tiny", "--json")
+    info = json.loads(out)
+    assert info["name"] == BERT and info["class_name"] == "BertBackbone"
+    assert info["config"]["num_layers"] == 2 and "vocab.txt" in info["files"]
+
+
 def test_generate_continues_prompts(folders, capsys):
     code, out, _ = run(capsys, "generate", folders / "gpt2", "It is",
                        "Emma", "--max-new-tokens", "4")
     assert code == 0
     assert out.startswith("> It is\nIt is") and "> Emma\nEmma" in out
+    # Sampling flags: a seed makes a sampler reproducible.
+    outputs = []
+    for _ in range(2):
+        code, out, _ = run(capsys, "generate", folders / "gpt2", "It is",
+                           "--max-new-tokens", "4", "--top-k", "5",
+                           "--temperature", "0.8", "--seed", "3", "--json")
+        assert code == 0
+        outputs.append(json.loads(out))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0]["prompt"] == "It is"
+    assert outputs[0][0]["output"].startswith("It is")
+    code, out, _ = run(capsys, "generate", folders / "gpt2", "It is",
+                       "--max-new-tokens", "3", "--num-beams", "2")
+    assert code == 0 and out.startswith("> It is\nIt is")
     refused(capsys, "cannot generate", "generate", folders / "mlm", "a")
     refused(capsys, "at least 1", "generate", folders / "gpt2", "a",
             "--max-new-tokens", "0")
 
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--num-beams", "2", "--temperature", "0.7"],
+     "--temperature does not apply to the beam sampler"),
+    (["--sampler", "greedy", "--top-k", "5"],
+     "--top-k does not apply to the greedy sampler; it goes with --sampler "
+     "top_k or --sampler top_p"),
+    (["--seed", "1"], "--seed makes sampling reproducible"),
+    (["--num-beams", "3", "--seed", "1"], "the beam sampler draws nothing"),
+    (["--top-p", "1.5"], "top_p needs 0 < p <= 1, got 1.5"),
+    (["--top-k", "0"], "top_k needs k >= 1"),
+    (["--temperature", "0"], "temperature"),
+], ids=["beams_temperature", "greedy_top_k", "seed_greedy", "seed_beam",
+        "top_p_range", "top_k_zero", "temperature_zero"])
+def test_generate_refuses_bad_sampling_flags(folders, capsys, flags,
+                                             message):
+    refused(capsys, message, "generate", folders / "gpt2", "a", *flags)
 
 
 def test_bench_times_forward_training_and_generation(folders, capsys):
@@ -187,6 +263,13 @@ def test_finetune_then_classify(folders, tmp_path, capsys):
         label, probability, shown = line.split("\t")
         assert label in ("emma", "persuasion") and shown == text
         assert 0.5 <= float(probability) <= 1
+    code, out, _ = run(capsys, "classify", out_dir, "Emma Woodhouse",
+                       "--json")
+    row, = json.loads(out)
+    assert code == 0 and row["text"] == "Emma Woodhouse"
+    assert set(row["probabilities"]) == {"emma", "persuasion"}
+    assert row["probability"] == max(row["probabilities"].values())
+    assert row["label"] == lines[0].split("\t")[0]
     refused(capsys, "pass --overwrite", "finetune", folders / "backbone",
             data, out_dir)
     bad = tmp_path / "bad.csv"
