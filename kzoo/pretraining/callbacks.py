@@ -1,0 +1,163 @@
+"""What a pretraining run reports and saves while Keras' `fit` runs it.
+
+`fit` sees each checkpoint interval as one "epoch" (`steps_per_epoch` =
+the interval's batches), so Keras' epoch end is where checkpoints are
+written and the held-out set is scored (`validation_data`,
+`validation_freq`), and a resumed run is `fit(initial_epoch=...)`.
+
+Why our own metrics logger and not `keras.callbacks.TensorBoard` (read
+on Keras 3.15.1): its batch-level summaries are numbered by a counter it
+resets to 0 in `on_train_begin`, so a resumed run's curve would start
+over at step 0 on top of the first run's; and Keras' batch logs hold the
+loss averaged since the epoch began, not the step's. Here each optimizer
+step's own loss is written under its global step (with `tf.summary`, the
+same event files TensorBoard reads), and the progress bar counts steps of
+the whole run, not batches of an "epoch".
+"""
+
+import json
+import math
+import time
+
+import keras
+
+
+class RunMetrics(keras.callbacks.Callback):
+    """Per optimizer step: loss, learning rate, tokens/s and (with a peak
+    FLOP/s) model FLOPs utilisation, to metrics.jsonl, TensorBoard and a
+    progress bar; evaluation results when `fit` scored the held-out set.
+
+    A step's loss is recovered from Keras' running mean: after batch `k`
+    (from 1) of an epoch the mean is `m_k`, and batch `k`'s loss is
+    `k * m_k - (k - 1) * m_(k-1)` (float64 arithmetic on float32 means:
+    a rounding error of about `k * 1e-7` relative; the same in every run
+    with the same checkpoint interval, resumed or not).
+    """
+
+    def __init__(self, run):
+        super().__init__()
+        self.run = run
+        self.step = run.start_step
+        self.interval_losses = []
+        self._writer = None
+        self._progbar = None
+
+    # --- set-up ------------------------------------------------------------
+    def on_train_begin(self, logs=None):
+        run = self.run
+        self._metrics_file = open(run.metrics_path, "a", encoding="utf-8")
+        self._writer = _summary_writer(run.tensorboard_dir)
+        if run.options["verbose"]:
+            self._progbar = keras.utils.Progbar(
+                run.options["max_steps"], stateful_metrics=[
+                    "loss", "lr", "tokens/s", "mfu"])
+            self._progbar.update(self.step)
+        self._last_time = time.perf_counter()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._previous_mean = 0.0
+        self._micro_losses = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        run = self.run
+        count = batch + 1
+        mean = float(logs["loss"])
+        self._micro_losses.append(count * mean - batch * self._previous_mean)
+        self._previous_mean = mean
+        if len(self._micro_losses) < run.accumulation:
+            return
+        loss = sum(self._micro_losses) / len(self._micro_losses)
+        self._micro_losses = []
+        now = time.perf_counter()
+        seconds, self._last_time = now - self._last_time, now
+        record = {"step": self.step + 1, "loss": loss,
+                  "learning_rate": run.learning_rate_at(self.step),
+                  "tokens_per_second": run.tokens_per_step / max(
+                      seconds, 1e-9)}
+        if run.options["peak_tflops"]:
+            record["mfu"] = (6.0 * run.parameters
+                             * record["tokens_per_second"]
+                             / (run.options["peak_tflops"] * 1e12))
+        self.step += 1
+        self.interval_losses.append(loss)
+        run.note_step(record)
+        self._write(record)
+        if self._progbar is not None:
+            values = [("loss", loss), ("lr", record["learning_rate"]),
+                      ("tokens/s", record["tokens_per_second"])]
+            if "mfu" in record:
+                values.append(("mfu", record["mfu"]))
+            self._progbar.update(self.step, values)
+        if self.step >= run.options["max_steps"]:
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        evaluated = {key[4:]: float(value) for key, value in logs.items()
+                     if key.startswith("val_")}
+        if evaluated:
+            self.write_evaluation(evaluated)
+        # After the evaluation, the checkpoint (CheckpointSaver runs next).
+        self._metrics_file.flush()
+        if self._writer is not None:
+            self._writer.flush()
+
+    def write_evaluation(self, evaluated):
+        record = {"step": self.step, **{f"eval_{key}": value for key, value
+                                        in evaluated.items()}}
+        if "loss" in evaluated:
+            record["eval_perplexity"] = math.exp(min(evaluated["loss"], 700))
+        self.run.note_evaluation(record)
+        self._write(record)
+        if self._progbar is not None:
+            print(" ".join(f"{k}={v:.4g}" for k, v in record.items()
+                           if k != "step") + f" (step {self.step})")
+
+    def _write(self, record):
+        self._metrics_file.write(json.dumps(record) + "\n")
+        if self._writer is not None:
+            import tensorflow as tf
+            with self._writer.as_default(step=record["step"]):
+                for key, value in record.items():
+                    if key != "step":
+                        tf.summary.scalar(key, value)
+
+    def flush_metrics(self):
+        """metrics.jsonl on disk; returns its size in bytes."""
+        import os
+        self._metrics_file.flush()
+        os.fsync(self._metrics_file.fileno())
+        return self._metrics_file.tell()
+
+    def on_train_end(self, logs=None):
+        self._metrics_file.close()
+        if self._writer is not None:
+            self._writer.close()
+
+
+class CheckpointSaver(keras.callbacks.Callback):
+    """At an epoch end that is a checkpoint step (or the last step), save
+    a checkpoint (`run.save_checkpoint`)."""
+
+    def __init__(self, run, metrics):
+        super().__init__()
+        self.run = run
+        self.metrics = metrics
+
+    def on_epoch_end(self, epoch, logs=None):
+        step = self.metrics.step
+        if step % self.run.options["checkpoint_every"] == 0 or \
+                step >= self.run.options["max_steps"]:
+            self.run.save_checkpoint(step, self.metrics)
+
+
+def _summary_writer(folder):
+    """A `tf.summary` writer into `folder`, or None without TensorFlow
+    and TensorBoard (`tf.summary.scalar` needs the `tensorboard`
+    package); metrics.jsonl holds the same numbers."""
+    try:
+        import tensorboard  # noqa: F401 - tf.summary.scalar needs it
+        import tensorflow as tf
+    except ImportError:
+        return None
+    return tf.summary.create_file_writer(str(folder))

@@ -1,0 +1,158 @@
+"""The options of a pretraining run, from a config file and the command line.
+
+Every option `kzoo.pretraining.pretrain` takes can sit in a config file
+(JSON, TOML through the standard library's `tomllib`, or YAML when PyYAML
+is installed); options given on the command line (or as arguments) win.
+Options are checked here, once, with the file or flag named in the error.
+
+Which options a checkpoint must share with the run that resumes it
+(`IDENTITY`): everything that changes what is trained on or how (the
+model, objective, batch, schedule, seed, dtype). Where checkpoints go,
+how many are kept, evaluation and logging may change between runs.
+"""
+
+import json
+from pathlib import Path
+
+
+class PretrainingError(ValueError):
+    """A pretraining run that cannot start or go on: the message names the
+    file or option and what to do."""
+
+
+# name: (default, type, help). `None` defaults mean "not set".
+OPTIONS = {
+    "objective": (None, str, "the pretraining objective (default: the "
+                  "family's own, e.g. mlm for BERT)"),
+    "objective_options": ({}, dict, "the objective's own options (config "
+                          "file only), e.g. {\"masking\": \"whole_word\"}"),
+    "from_scratch": (False, bool, "start from random weights (the preset's "
+                     "architecture and tokenizer only)"),
+    "max_steps": (None, int, "optimizer steps to train (required)"),
+    "batch_size": (32, int, "examples per batch (per optimizer step: "
+                   "batch size x gradient accumulation steps)"),
+    "sequence_length": (128, int, "tokens per example"),
+    "learning_rate": (1e-4, float, "the peak learning rate"),
+    "warmup_steps": (None, int, "steps of linear warmup, then linear decay "
+                     "to 0 at max_steps (default: 10%% of max_steps, at most "
+                     "10000, BERT's)"),
+    "weight_decay": (0.01, float, "AdamW's decoupled weight decay (norms "
+                     "and biases are not decayed)"),
+    "gradient_accumulation_steps": (1, int, "batches whose gradients are "
+                                    "averaged into one optimizer step"),
+    "dtype": ("float32", str, "float32 or mixed_bfloat16"),
+    "eval_every": (None, int, "evaluate on the corpus' validation split "
+                   "every this many steps (and at the end)"),
+    "eval_batches": (8, int, "batches in the fixed evaluation set"),
+    "checkpoint_every": (1000, int, "steps between checkpoints"),
+    "keep_checkpoints": (3, int, "checkpoints kept (the newest)"),
+    "seed": (0, int, "the seed of the data order, masks and dropout"),
+    "peak_tflops": (None, float, "the accelerator's peak TFLOP/s, for the "
+                    "model FLOPs utilisation (MFU); omitted when unset"),
+    "overwrite": (False, bool, "replace a run in OUTPUT made with other "
+                  "options (its checkpoints are deleted)"),
+    "verbose": (1, int, "1: a progress bar; 0: quiet"),
+}
+
+IDENTITY = ("objective", "objective_options", "from_scratch", "max_steps",
+            "batch_size", "sequence_length", "learning_rate",
+            "warmup_steps", "weight_decay", "gradient_accumulation_steps",
+            "dtype", "seed")
+
+DTYPES = ("float32", "mixed_bfloat16")
+
+
+def read_config_file(path):
+    """The options in a JSON, TOML or YAML file (by its ending), as a dict
+    with `-` in keys read as `_`."""
+    path = Path(path)
+    if not path.is_file():
+        raise PretrainingError(f"Config file {path} does not exist.")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+        elif suffix == ".toml":
+            import tomllib
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        elif suffix in (".yaml", ".yml"):
+            try:
+                import yaml
+            except ImportError:
+                raise PretrainingError(
+                    f"{path} is YAML, which needs PyYAML: `pip install "
+                    "pyyaml`, or write the options as JSON or TOML."
+                ) from None
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        else:
+            raise PretrainingError(
+                f"Config file {path}: name it .json, .toml or .yaml.")
+    except PretrainingError:
+        raise
+    except Exception as error:  # noqa: BLE001 - each parser's own error
+        raise PretrainingError(
+            f"Config file {path} cannot be read: {error}. Fix its "
+            "syntax.") from None
+    if not isinstance(data, dict):
+        raise PretrainingError(
+            f"Config file {path} must hold a table of options, not "
+            f"{type(data).__name__}.")
+    return {str(key).replace("-", "_"): value for key, value in data.items()}
+
+
+def resolve_options(given, source="arguments"):
+    """`given` (a dict of options) checked and completed with defaults."""
+    unknown = sorted(set(given) - set(OPTIONS))
+    if unknown:
+        raise PretrainingError(
+            f"Unknown option(s) in {source}: {', '.join(unknown)}. Options: "
+            f"{', '.join(OPTIONS)}.")
+    options = {}
+    for name, (default, kind, _) in OPTIONS.items():
+        value = given.get(name, default)
+        if value is not None:
+            value = _checked(name, value, kind, source)
+        options[name] = value
+    if options["max_steps"] is None:
+        raise PretrainingError(f"max_steps is required ({source}): how many "
+                               "optimizer steps to train.")
+    for name in ("max_steps", "batch_size", "sequence_length",
+                 "gradient_accumulation_steps", "checkpoint_every",
+                 "keep_checkpoints", "eval_batches"):
+        if options[name] < 1:
+            raise PretrainingError(
+                f"{name} must be at least 1; got {options[name]} ({source}).")
+    if options["learning_rate"] <= 0:
+        raise PretrainingError(f"learning_rate must be > 0 ({source}).")
+    if options["eval_every"] is not None and options["eval_every"] < 1:
+        raise PretrainingError(f"eval_every must be at least 1 ({source}).")
+    if options["warmup_steps"] is None:
+        options["warmup_steps"] = min(10000, options["max_steps"] // 10)
+    if not 0 <= options["warmup_steps"] < options["max_steps"]:
+        raise PretrainingError(
+            f"warmup_steps ({options['warmup_steps']}) must be below "
+            f"max_steps ({options['max_steps']}) ({source}).")
+    if options["dtype"] not in DTYPES:
+        raise PretrainingError(
+            f"dtype {options['dtype']!r} ({source}): pick one of "
+            f"{', '.join(DTYPES)}.")
+    return options
+
+
+def _checked(name, value, kind, source):
+    if kind is float and isinstance(value, int) and \
+            not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, kind):
+        raise PretrainingError(
+            f"Option {name} ({source}) must be {kind.__name__}; got "
+            f"{value!r}.")
+    return value
+
+
+def identity(options):
+    """What a checkpoint and the run resuming it must share."""
+    return {name: options[name] for name in IDENTITY}

@@ -1,0 +1,417 @@
+"""Step-based pretraining runs that survive being killed at any moment.
+
+`pretrain(preset, corpus, output, **options)` trains `max_steps` optimizer
+steps of an objective (`kzoo.pretraining.objectives`) on a prepared corpus
+(`kzoo.corpus`), checkpointing every `checkpoint_every` steps into
+OUTPUT/checkpoints (`checkpoints.py`: atomic, the last K kept). Calling it
+again with the same options after the process died (`kill -9` included)
+resumes from the last complete checkpoint and trains exactly what the
+uninterrupted run trains: the same batches in the same order with the
+same masks (the stream's state, `BatchStream.state_before`), the same
+dropout draws (every layer's `SeedGenerator` state is a variable), the
+same optimizer state (its iteration count, moments and gradient
+accumulators are variables), and the same learning rate (the schedule is
+a function of the optimizer's iteration count alone).
+
+Feeding Keras. `fit` runs the steps: a generator hands it
+`stream.batch(i)` for consecutive batches from the resumed one; each
+checkpoint interval is one Keras "epoch" (`steps_per_epoch` = interval x
+gradient accumulation batches), so a resumed run is `fit(initial_epoch=
+step // interval)` and the checkpoint is taken at the epoch's end. Keras
+reads batches ahead of the step it trains (and on TensorFlow in another
+thread), so the checkpoint saves `stream.state_before(next batch)`, not
+the stream's current state; a lock keeps the two threads apart.
+
+A "step" is one optimizer update: `gradient_accumulation_steps` batches
+of `batch_size` examples (Keras' `gradient_accumulation_steps`).
+"""
+
+import math
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kzoo.pretraining import checkpoints
+from kzoo.pretraining.config import (
+    PretrainingError, identity, read_config_file, resolve_options)
+
+PRESET_FOLDER = "preset"
+TENSORBOARD_FOLDER = "tensorboard"
+# What a run writes in OUTPUT; anything else there is not ours.
+OWN_NAMES = {checkpoints.LOCK, checkpoints.METRICS, checkpoints.CHECKPOINTS,
+             PRESET_FOLDER, TENSORBOARD_FOLDER}
+
+
+def pretrain(preset, corpus, output, config=None, **options):
+    """Pretrain `preset` on the prepared corpus `corpus` into `output`.
+
+    Args:
+        preset: a preset name or folder whose family has a pretraining
+            objective.
+        corpus: a folder made by `kzoo.corpus.prepare_corpus` with the
+            preset's tokenizer.
+        output: the run's folder (checkpoints, metrics.jsonl, tensorboard/,
+            and at the end preset/). Running again with the same options
+            resumes from its last checkpoint.
+        config: a JSON/TOML/YAML file of options; `options` win over it.
+        **options: see `kzoo.pretraining.config.OPTIONS` (`max_steps` is
+            required).
+
+    Returns:
+        A summary dict: steps, resumed_from, final loss, tokens/s, the
+        last evaluation, the preset folder.
+
+    Raises:
+        PretrainingError (and `kzoo.corpus.CorpusError`, a ValueError too)
+        naming the file and what to do.
+    """
+    given = read_config_file(config) if config else {}
+    given.update({k: v for k, v in options.items() if v is not None})
+    options = resolve_options(given, f"config file {config}" if config
+                              else "arguments")
+    output = Path(output)
+    if output.exists() and not output.is_dir():
+        raise PretrainingError(f"OUTPUT {output} is a file; give a folder.")
+    output.mkdir(parents=True, exist_ok=True)
+    with checkpoints.RunLock(output):
+        return Run(preset, corpus, output, options).train()
+
+
+class Run:
+    """One pretraining run (what `pretrain` builds and trains)."""
+
+    def __init__(self, preset, corpus, output, options):
+        self.preset = preset
+        self.corpus_folder = Path(corpus)
+        self.output = output
+        self.options = options
+        self.accumulation = options["gradient_accumulation_steps"]
+        self.metrics_path = output / checkpoints.METRICS
+        self.tensorboard_dir = output / TENSORBOARD_FOLDER
+        self.history = []
+        self.evaluations = []
+        self.start_step = 0
+
+    # --- set-up ------------------------------------------------------------
+    def _objective_and_corpus(self):
+        from kzoo.core.family import preset_backbone_class
+        from kzoo.core.tokenizer import Tokenizer
+        from kzoo.corpus import Corpus, tokenizer_hash
+        from kzoo.presets import resolve
+        from kzoo.pretraining.objectives import find_objective
+        corpus = Corpus(self.corpus_folder)
+        backbone_cls = preset_backbone_class(resolve(self.preset))
+        family = backbone_cls.__module__.split(".")[2] \
+            if backbone_cls.__module__.startswith("kzoo.models.") \
+            else getattr(backbone_cls, "family", None)
+        try:
+            objective = find_objective(family, self.options["objective"])
+        except ValueError as error:
+            raise PretrainingError(f"{self.preset}: {error}") from None
+        tokenizer = Tokenizer.from_preset(self.preset)
+        corpus.check_tokenizer(tokenizer_hash(tokenizer), str(self.preset))
+        return objective, corpus
+
+    def _check_output(self, run_identity):
+        """Refuse a run in OUTPUT made with other options (unless
+        overwrite), and what is not a run's."""
+        found = checkpoints.list_checkpoints(self.output)
+        foreign = sorted(p.name for p in self.output.iterdir()
+                         if p.name not in OWN_NAMES)
+        if foreign and not found:
+            raise PretrainingError(
+                f"OUTPUT {self.output} holds files that are not a "
+                f"pretraining run's ({', '.join(foreign[:3])}). Give an "
+                "empty or new folder.")
+        if not found:
+            return None
+        step, folder = found[-1]
+        state = checkpoints.read_state(folder)
+        if state.get("identity") == run_identity:
+            return folder
+        theirs = state.get("identity") or {}
+        differ = sorted(k for k in set(theirs) | set(run_identity)
+                        if theirs.get(k) != run_identity.get(k))
+        if not self.options["overwrite"]:
+            shown = ", ".join(f"{k}: {theirs.get(k)!r} there, "
+                              f"{run_identity.get(k)!r} now"
+                              for k in differ[:4])
+            raise PretrainingError(
+                f"Checkpoint {folder} is from another run ({shown}). Run "
+                "with that run's options to resume it, give another OUTPUT, "
+                "or pass --overwrite to delete its checkpoints and start "
+                "over.")
+        for name in (checkpoints.CHECKPOINTS, PRESET_FOLDER,
+                     TENSORBOARD_FOLDER):
+            shutil.rmtree(self.output / name, ignore_errors=True)
+        self.metrics_path.unlink(missing_ok=True)
+        return None
+
+    def _build(self, objective, corpus):
+        import keras
+
+        from kzoo.pretraining.schedule import PretrainingSchedule
+        from kzoo.training import AdamW
+        options = self.options
+        keras.utils.set_random_seed(options["seed"])
+        previous_policy = keras.config.dtype_policy()
+        keras.config.set_dtype_policy(options["dtype"])
+        try:
+            task = objective.make_task(
+                self.preset, load_weights=not options["from_scratch"],
+                sequence_length=options["sequence_length"],
+                **{**objective.options, **options["objective_options"]})
+        finally:
+            keras.config.set_dtype_policy(previous_policy)
+        self.schedule = PretrainingSchedule(
+            options["learning_rate"], options["warmup_steps"],
+            options["max_steps"], self.accumulation)
+        optimizer = AdamW(
+            learning_rate=self.schedule,
+            weight_decay=options["weight_decay"],
+            decay_norms_and_biases=False,
+            gradient_accumulation_steps=(
+                self.accumulation if self.accumulation > 1 else None))
+        task.compile(optimizer=optimizer)
+        optimizer.build(task.trainable_variables)
+        self.task = task
+        self.stream = self._stream(objective, task, corpus, options["seed"])
+        # Every variable: the model's (SeedGenerator states included) and
+        # the optimizer's (its iterations, moments, accumulators).
+        seen = set()
+        self.variables = []
+        for variable in list(task.variables) + list(optimizer.variables):
+            if id(variable) not in seen:
+                seen.add(id(variable))
+                self.variables.append(variable)
+        self.parameters = sum(int(np.prod(v.shape))
+                              for v in task.trainable_variables)
+        self.tokens_per_step = (options["batch_size"] * self.accumulation
+                                * options["sequence_length"])
+
+    def _stream(self, objective, task, corpus, seed):
+        options = self.options
+        return objective.make_stream(
+            task, corpus, options["batch_size"], seed, 0, 1, None,
+            options["sequence_length"],
+            **{**objective.options, **options["objective_options"]})
+
+    def _check_corpus_size(self, corpus):
+        options = self.options
+        sentences = sum(s.record["sentences"] for s in corpus.shards)
+        if sentences < options["batch_size"] and corpus.num_tokens < \
+                options["batch_size"] * options["sequence_length"]:
+            raise PretrainingError(
+                f"Corpus {self.corpus_folder} is smaller than one batch "
+                f"({corpus.num_tokens} tokens in {sentences} sentences; a "
+                f"batch is {options['batch_size']} examples of up to "
+                f"{options['sequence_length']} tokens). Prepare a larger "
+                "corpus or lower --batch-size.")
+
+    def _evaluation_batches(self, objective):
+        """A fixed list of batches from the corpus' validation split, or
+        None (no --eval-every, or no validation split)."""
+        if not self.options["eval_every"]:
+            return None
+        from kzoo.corpus import Corpus, CorpusError
+        try:
+            held_out = Corpus(self.corpus_folder, split="validation")
+        except (TypeError, CorpusError):
+            print(f"kzoo pretrain: {self.corpus_folder} has no validation "
+                  "split; --eval-every is ignored (prepare the corpus with "
+                  "a validation split to evaluate).")
+            return None
+        stream = self._stream(objective, self.task, held_out,
+                              self.options["seed"])
+        return [stream.batch(i) for i in range(self.options["eval_batches"])]
+
+    # --- checkpoints -------------------------------------------------------
+    def _restore(self, folder):
+        state = checkpoints.read_state(folder)
+        # Shapes, not paths: Keras numbers layer names per process.
+        shapes = [list(v.shape) for v in self.variables]
+        if state["shapes"] != shapes:
+            raise PretrainingError(
+                f"Checkpoint {folder} holds other variables than this "
+                "model's (was kzoo or the model changed?). Pass --overwrite "
+                "to start over, or give another OUTPUT.")
+        arrays = checkpoints.read_arrays(folder, state["dtypes"])
+        for variable, array in zip(self.variables, arrays):
+            variable.assign(array)
+        self.stream.restore(state["stream"])
+        self.start_step = state["step"]
+        # metrics.jsonl: the lines the checkpoint's steps wrote; lines past
+        # the checkpoint (written before the run died) go.
+        size = state["metrics_bytes"]
+        if self.metrics_path.exists() and \
+                self.metrics_path.stat().st_size >= size:
+            with open(self.metrics_path, "r+b") as f:
+                f.truncate(size)
+        else:
+            self.metrics_path.write_text("")
+            print(f"kzoo pretrain: {self.metrics_path} is shorter than "
+                  f"checkpoint {folder.name} recorded; it restarts at step "
+                  f"{self.start_step}.")
+        return state
+
+    def save_checkpoint(self, step, metrics):
+        """Checkpoint `step` (called by CheckpointSaver at an epoch end)."""
+        metrics_bytes = metrics.flush_metrics()
+        with self.feed_lock:
+            stream_state = self.stream.state_before(step * self.accumulation)
+        arrays = [np.array(v.numpy()) for v in self.variables]
+        state = {
+            "step": step, "stream": stream_state,
+            "identity": self.identity, "objective": self.objective.name,
+            "options": self.options,
+            "variables": [v.path for v in self.variables],
+            "shapes": [list(v.shape) for v in self.variables],
+            "dtypes": [str(a.dtype) for a in arrays],
+            "metrics_bytes": metrics_bytes,
+            "losses": list(metrics.interval_losses),
+        }
+        metrics.interval_losses = []
+        checkpoints.write_checkpoint(self.output, step, arrays, state)
+        checkpoints.prune(self.output, self.options["keep_checkpoints"])
+
+    # --- the steps ---------------------------------------------------------
+    def _batches(self, first):
+        """Batches from batch `first` on, for `fit`."""
+        index = first
+        while True:
+            with self.feed_lock:
+                batch = self.stream.batch(index)
+            index += 1
+            yield batch
+
+    def learning_rate_at(self, step):
+        return self.schedule.rate_at(step)
+
+    def note_step(self, record):
+        self.history.append(record)
+
+    def note_evaluation(self, record):
+        self.evaluations.append(record)
+
+    def train(self):
+        import keras
+
+        from kzoo.pretraining.callbacks import CheckpointSaver, RunMetrics
+        options = self.options
+        self.objective, corpus = self._objective_and_corpus()
+        self._check_corpus_size(corpus)
+        self.identity = {
+            **identity(options), "objective": self.objective.name,
+            "preset": str(self.preset),
+            "corpus_tokenizer": corpus.tokenizer_hash}
+        resume_from = self._check_output(self.identity)
+        checkpoints.remove_partials(self.output)
+        self._build(self.objective, corpus)
+        self.feed_lock = threading.Lock()
+        resumed = None
+        if resume_from is not None:
+            self._restore(resume_from)
+            resumed = self.start_step
+        else:
+            self.metrics_path.write_text("")
+        max_steps = options["max_steps"]
+        start = time.perf_counter()
+        if self.start_step < max_steps:
+            evaluation = self._evaluation_batches(self.objective)
+            interval = math.gcd(options["checkpoint_every"],
+                                options["eval_every"] or 0, self.start_step)
+            metrics = RunMetrics(self)
+            fit_kwargs = {}
+            if evaluation is not None:
+                fit_kwargs = {
+                    "validation_data": FixedBatches(evaluation),
+                    "validation_freq": options["eval_every"] // interval}
+            keras.Model.fit(
+                self.task, self._batches(self.start_step * self.accumulation),
+                steps_per_epoch=interval * self.accumulation,
+                epochs=math.ceil(max_steps / interval),
+                initial_epoch=self.start_step // interval, verbose=0,
+                shuffle=False,
+                callbacks=[metrics, CheckpointSaver(self, metrics)],
+                **fit_kwargs)
+            if evaluation is not None and max_steps % options["eval_every"]:
+                metrics.on_train_begin()
+                results = keras.Model.evaluate(
+                    self.task, FixedBatches(evaluation), verbose=0,
+                    return_dict=True)
+                metrics.write_evaluation(results)
+                metrics.on_train_end()
+        seconds = time.perf_counter() - start
+        preset_dir = self._save_preset()
+        trained = [r for r in self.history]
+        summary = {
+            "steps": max_steps, "resumed_from": resumed,
+            "steps_this_run": len(trained),
+            "loss": trained[-1]["loss"] if trained else None,
+            "tokens_per_second": (
+                len(trained) * self.tokens_per_step / seconds
+                if trained and seconds > 0 else None),
+            "evaluation": self.evaluations[-1] if self.evaluations else None,
+            "preset": str(preset_dir), "output": str(self.output),
+            "parameters": self.parameters,
+        }
+        return summary
+
+    def _save_preset(self):
+        """The trained task as a preset, with the preset's preprocessor so
+        that `from_preset` gives a task that reads text."""
+        task = self.task
+        preset_dir = self.output / PRESET_FOLDER
+        if task.preprocessor is None and \
+                getattr(type(task), "preprocessor_cls", None) is not None:
+            try:
+                task.preprocessor = type(task).preprocessor_for(
+                    self.preset,
+                    sequence_length=self.options["sequence_length"])
+            except Exception as error:  # noqa: BLE001 - saved without it
+                print(f"kzoo pretrain: the preset is saved without a "
+                      f"preprocessor ({error}).")
+        if preset_dir.exists():
+            shutil.rmtree(preset_dir)
+        task.save_to_preset(preset_dir)
+        return preset_dir
+
+
+def _py_dataset_base():
+    import keras
+    return keras.utils.PyDataset
+
+
+class FixedBatches:
+    """A fixed list of batches as a `keras.utils.PyDataset` (made on first
+    use so that importing this module does not import Keras)."""
+
+    def __new__(cls, batches):
+        base = _py_dataset_base()
+
+        class _Batches(base):
+            def __init__(self):
+                super().__init__()
+                self.batches = batches
+
+            def __len__(self):
+                return len(self.batches)
+
+            def __getitem__(self, index):
+                return self.batches[index]
+
+        return _Batches()
+
+
+def remove_run(output):
+    """Delete a run's own files from `output` (not the folder's others)."""
+    for name in OWN_NAMES:
+        path = Path(output) / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            os.unlink(path)
