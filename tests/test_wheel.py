@@ -58,6 +58,12 @@ def test_wheel_holds_the_package_not_the_tests(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "kzoo/__init__.py" in names
+    # The console script's entry point, outside the package (see it).
+    assert "kzoo_launcher.py" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    with zipfile.ZipFile(wheel) as archive:
+        assert "kzoo = kzoo_launcher:main" in archive.read(
+            entry_points).decode()
     assert "kzoo/models/bert/backbone.py" in names
     assert not any(n.startswith("tests/") for n in names)
 
