@@ -1,0 +1,87 @@
+"""The masked LM ("mlm") from a prepared corpus: RoBERTa's FULL-SENTENCES
+rows (whole sentences in corpus order, across documents, a separator
+between two documents; `kzoo.preprocessing.packing.FullSentencesRow`),
+masked afresh every step with the family's masking (token, whole-word,
+n-gram, or span with SpanBERT's boundary inputs).
+
+The only state a row carries into the next is where the walk stands: a
+sentence that does not fit a row is put back (the walk's sentence index
+steps back one) and begins the next row, so a checkpoint holds positions,
+never ids.
+"""
+
+from kzoo.pretraining.objectives import Objective, register_objective
+from kzoo.pretraining.streams.encoder import (EncoderStream, build_task,
+                                              masked_lm_task_class,
+                                              masking_preprocessor,
+                                              task_adapt)
+from kzoo.preprocessing.packing import FullSentencesRow
+
+MASKED_LM_FAMILIES = ("bert", "roberta", "xlm_roberta", "distil_bert",
+                      "deberta_v3", "albert", "electra")
+
+
+class FullSentencesStream(EncoderStream):
+    """Masked-LM batches of FULL-SENTENCES rows.
+
+    Args:
+        corpus: a `kzoo.corpus.Corpus`.
+        preprocessor: the family's masked-LM preprocessor (its packing,
+            masking and `sequence_length`; see `masking_preprocessor`).
+        batch_size, seed, process_index, process_count, draw_groups,
+            shuffle: as `BatchStream`'s.
+        adapt: the task's last step on a batch (SBO targets), or None.
+    """
+
+    def __init__(self, corpus, preprocessor, batch_size, **kwargs):
+        super().__init__(corpus, preprocessor, batch_size, **kwargs)
+        tokenizer = preprocessor.tokenizer
+        # The row's content only: pack_ids adds [CLS]/<s> and [SEP]/</s>;
+        # between documents the end token, as RoBERTa's.
+        self.row = FullSentencesRow(self.sequence_length,
+                                    tokenizer.cls_token_id,
+                                    tokenizer.sep_token_id,
+                                    tokenizer.pad_token_id)
+
+    def next_example(self):
+        row, walk = self.row, self.walk
+        while True:
+            ids, _, _, starts_document = walk.next_sentence()
+            if not len(ids):
+                continue
+            if not row.add(ids, starts_document):
+                walk.sentence -= 1  # put back: it begins the next row
+                break
+            if len(row.content) >= row.capacity:
+                break
+        content, row.content = row.content, []
+        return {"segments": (content,)}
+
+
+def make_task(preset, load_weights, sequence_length, masking=None):
+    return build_task(masked_lm_task_class(preset, masking), preset,
+                      load_weights, sequence_length)
+
+
+def make_stream(task, corpus, batch_size, seed, process_index,
+                process_count, draw_groups, sequence_length, masking=None):
+    preprocessor = masking_preprocessor(task, corpus, sequence_length,
+                                        masking=masking)
+    if task_adapt(task) is not None and preprocessor.masking != "span":
+        raise ValueError(
+            f"{type(task).__name__} trains on span masking; got "
+            f"masking={preprocessor.masking!r}.")
+    return FullSentencesStream(
+        corpus, preprocessor, batch_size, adapt=task_adapt(task), seed=seed,
+        process_index=process_index, process_count=process_count,
+        draw_groups=draw_groups)
+
+
+MLM = register_objective(Objective(
+    name="mlm",
+    description=("masked LM on FULL-SENTENCES rows (RoBERTa), masking "
+                 "token / whole_word / ngram / span (+ SpanBERT's SBO)"),
+    families=MASKED_LM_FAMILIES,
+    make_task=make_task,
+    make_stream=make_stream,
+    options={"masking": None}))
