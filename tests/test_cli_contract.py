@@ -126,6 +126,21 @@ def _wait_until_reading_stdin(process, timeout=240):
     raise AssertionError("kzoo never read stdin")
 
 
+def test_a_closed_stdout_exits_141_quietly():
+    # `kzoo presets | head -1`: the reader is gone (here before kzoo
+    # writes, so the write always fails): no traceback, SIGPIPE's status.
+    process = subprocess.Popen([KZOO, "presets"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    process.stdout.close()
+    try:
+        err = process.stderr.read()
+        process.wait(timeout=300)
+    finally:
+        process.kill()
+    assert process.returncode == cli.EXIT_PIPE_CLOSED == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
 def test_interrupt_and_bug_in_process(monkeypatch, capsys):
     from kzoo.cli import presets as presets_command
 

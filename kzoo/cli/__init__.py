@@ -42,6 +42,7 @@ EXIT_ERROR = 1        # a kzoo error: one line, `kzoo <command>: error: ...`
 EXIT_USAGE = 2        # argparse's, for a usage error
 EXIT_BUG = 70         # EX_SOFTWARE (sysexits.h): a traceback, a kzoo bug
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, as shells report `... | head`
 
 EPILOG = """\
 exit status:
@@ -50,6 +51,7 @@ exit status:
   2    a usage error (unknown option, missing argument)
   70   a bug in kzoo: a traceback; please report it with `kzoo env`'s output
   130  interrupted (Ctrl-C)
+  141  stdout was closed early (`kzoo presets | head -1`), as for SIGPIPE
 
 --json prints one JSON document on stdout and nothing else there; progress
 and logs go to stderr. Texts not given as arguments nor with --file are
@@ -215,7 +217,7 @@ def main(argv=None, finish_import=None):
     except BrokenPipeError:
         # `kzoo presets | head -1`: the reader left; say nothing more.
         _discard_stdout()
-        return EXIT_ERROR
+        return EXIT_PIPE_CLOSED
     except Exception as error:  # noqa: BLE001 - sorted just below
         if command is not None and isinstance(error, _user_errors_or_none()):
             print(f"kzoo {command}: error: {error}", file=sys.stderr)
