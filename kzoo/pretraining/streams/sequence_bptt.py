@@ -95,13 +95,16 @@ class BpttStream(IdsStream):
         width = self.sequence_length
         ids = np.full((len(examples), width + 1), self.pad_token_id,
                       np.int32)
-        mask = np.zeros((len(examples), width + 1), np.int32)
+        mask = np.zeros((len(examples), width), np.int32)
         for row, example in enumerate(examples):
-            n = example["ids"].size
+            n = example["ids"].size  # the window and the next id
             ids[row, :n] = example["ids"]
-            mask[row, :n] = 1
-        x = {"token_ids": ids[:, :-1], "padding_mask": mask[:, :-1]}
-        return x, ids[:, 1:], mask[:, 1:].astype(np.float32)
+            mask[row, :n - 1] = 1
+        # Padding reads xxpad (the window's next id is a label only).
+        x = {"token_ids": np.where(mask == 1, ids[:, :-1],
+                                   self.pad_token_id).astype(np.int32),
+             "padding_mask": mask}
+        return x, ids[:, 1:], mask.astype(np.float32)
 
 
 def _is_language_model(task_cls):
