@@ -53,6 +53,16 @@ def test_site_builds_in_strict_mode(tmp_path):
     for guide in (ROOT / "guides").glob("*.py"):
         page = site / "guides" / guide.stem / "index.html"
         assert page.is_file(), page
+    # The pages docs/site_hook.py makes: the CLI reference, the
+    # changelog, and a model card per named preset on its family's page.
+    assert "kzoo fill-mask" in (site / "cli" / "index.html").read_text(
+        encoding="utf-8")
+    assert (site / "changelog" / "index.html").is_file()
+    families = "".join(p.read_text(encoding="utf-8")
+                       for p in (site / "families").rglob("index.html"))
+    uncarded = [p.name for p in (ROOT / "presets").iterdir()
+                if f"<code>{p.name}</code>" not in families]
+    assert not uncarded, uncarded
 
 
 @pytest.mark.once
