@@ -1,77 +1,67 @@
-"""`kzoo pretrain PRESET FOLDER OUT`: masked-LM pretraining on a folder of
-.txt files (15% of tokens masked, 80/10/10, fresh masks every epoch), from
-the preset's weights or from scratch, saved as a preset."""
-
-from pathlib import Path
+"""`kzoo pretrain PRESET CORPUS OUTPUT --max-steps N`: step-based
+pretraining on a prepared corpus (`kzoo prepare-corpus`), checkpointed
+every N steps; the same command after a crash (`kill -9` included)
+resumes from the last checkpoint and trains what the uninterrupted run
+trains. A thin wrapper of `kzoo.pretraining.run.pretrain`."""
 
 from kzoo.cli.inputs import CommandError
+
+# Flags whose value is not the option's type's constructor.
+_FLAGS = {
+    "objective": str, "max_steps": int, "batch_size": int,
+    "sequence_length": int, "learning_rate": float, "warmup_steps": int,
+    "weight_decay": float, "gradient_accumulation_steps": int,
+    "dtype": str, "eval_every": int, "eval_batches": int,
+    "checkpoint_every": int, "keep_checkpoints": int, "seed": int,
+    "peak_tflops": float,
+}
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="the model to pretrain (a name or "
-                        "folder of a masked-LM family: BERT, RoBERTa, ...)")
-    parser.add_argument("folder", help="a folder of UTF-8 .txt files")
-    parser.add_argument("output", help="the preset folder to write")
-    parser.add_argument("--from-scratch", action="store_true",
-                        help="start from random weights (the preset's "
-                        "architecture and tokenizer only)")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--sequence-length", type=int, default=128)
-    parser.add_argument("--words", type=int, default=None,
-                        help="words per training passage (default: about "
-                        "what fills the sequence length)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace OUTPUT if it exists")
-
-
-def passages(folder, words):
-    """The folder's .txt files (sorted, recursively) cut into passages of
-    `words` words."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CommandError(f"{folder} is not a folder.")
-    files = sorted(folder.rglob("*.txt"))
-    if not files:
-        raise CommandError(f"{folder} holds no .txt files.")
-    cut = []
-    for path in files:
-        try:
-            tokens = path.read_text(encoding="utf-8").split()
-        except UnicodeDecodeError:
-            raise CommandError(f"{path} is not UTF-8 text.") from None
-        cut += [" ".join(tokens[i:i + words])
-                for i in range(0, len(tokens), words)]
-    return [passage for passage in cut if passage]
+                        "folder)")
+    parser.add_argument("corpus", help="a corpus folder prepared with the "
+                        "preset's tokenizer (`kzoo prepare-corpus`)")
+    parser.add_argument("output", help="the run's folder: checkpoints, "
+                        "metrics.jsonl, tensorboard/, and at the end "
+                        "preset/; run the same command again to resume")
+    parser.add_argument("--config", help="a JSON, TOML or YAML file of "
+                        "options (its keys are the flags' names); flags "
+                        "given here win")
+    from kzoo.pretraining.config import OPTIONS
+    for name, kind in _FLAGS.items():
+        default, _, help_text = OPTIONS[name]
+        shown = "" if default is None else f" (default {default})"
+        parser.add_argument(f"--{name.replace('_', '-')}", type=kind,
+                            default=None, help=help_text + shown)
+    parser.add_argument("--from-scratch", action="store_true", default=None,
+                        help=OPTIONS["from_scratch"][2])
+    parser.add_argument("--overwrite", action="store_true", default=None,
+                        help=OPTIONS["overwrite"][2])
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar")
 
 
 def run(args):
-    import keras
-
-    from kzoo.cli.inputs import preset_task
-    from kzoo.tasks.task_wiring import MaskedLM
-    from kzoo.training import default_optimizer
-    output = Path(args.output)
-    if output.exists() and any(output.iterdir()) and not args.overwrite:
-        raise CommandError(f"{output} exists; pass --overwrite to replace "
-                           "it.")
-    # Word pieces run ~1.3 per English word; leave room for the specials.
-    words = args.words or max(8, int((args.sequence_length - 3) / 1.3))
-    texts = passages(args.folder, words)
-    keras.utils.set_random_seed(args.seed)
-    mlm = preset_task(args.preset, MaskedLM, "pretrain",
-                      load_weights=not args.from_scratch,
-                      sequence_length=args.sequence_length)
-    mlm.compile(optimizer=default_optimizer(learning_rate=args.learning_rate))
-    print(f"{len(texts)} passages of up to {words} words; masked-LM "
-          f"training for {args.epochs} epoch(s)")
-    losses = mlm.fit(texts, batch_size=args.batch_size,
-                     epochs=args.epochs).history["loss"]
-    print(f"masked-LM loss: {losses[0]:.3f} (epoch 1) -> {losses[-1]:.3f} "
-          f"(epoch {len(losses)})")
-    mlm.save_to_preset(output)
-    print(f"saved to {output}; try: kzoo fill-mask {output} "
-          "\"It was a [MASK] day.\"")
+    from kzoo.corpus import CorpusError
+    from kzoo.pretraining.config import PretrainingError
+    from kzoo.pretraining.run import pretrain
+    options = {name: getattr(args, name) for name in _FLAGS}
+    options["from_scratch"] = args.from_scratch
+    options["overwrite"] = args.overwrite
+    if args.quiet:
+        options["verbose"] = 0
+    try:
+        summary = pretrain(args.preset, args.corpus, args.output,
+                           config=args.config, **options)
+    except (PretrainingError, CorpusError) as error:
+        raise CommandError(str(error)) from None
+    resumed = (f", resumed from step {summary['resumed_from']}"
+               if summary["resumed_from"] is not None else "")
+    loss = summary["loss"]
+    speed = summary["tokens_per_second"]
+    print(f"pretrained {summary['steps']} steps{resumed}"
+          + (f"; loss {loss:.4f}" if loss is not None else "")
+          + (f"; {speed:,.0f} tokens/s" if speed else "")
+          + f"; saved to {summary['preset']}")
     return 0
