@@ -81,10 +81,11 @@ def _tiny_task(objective, corpus, preprocessor=None):
     preprocessor unless given)."""
     if objective == "span_corruption":
         from t5_testing import make_tiny_t5
-        return kzoo.T5Seq2SeqLM(make_tiny_t5())
+        return kzoo.T5Seq2SeqLM(make_tiny_t5(), preprocessor=preprocessor)
     if objective == "denoising":
         from bart_testing import make_tiny_bart
-        return kzoo.BartDenoisingLM(make_tiny_bart())
+        return kzoo.BartDenoisingLM(make_tiny_bart(),
+                                    preprocessor=preprocessor)
     if objective == "causal_lm":
         from gpt2_testing import tiny_backbone
         return kzoo.GPT2CausalLM(tiny_backbone(vocabulary_size=50257),
@@ -94,7 +95,8 @@ def _tiny_task(objective, corpus, preprocessor=None):
         vocabulary = kzoo.ElmoTokenizer.from_preset(
             str(corpus.tokenizer_folder)).vocabulary_size
         return kzoo.ElmoLanguageModel(kzoo.ElmoBackbone(**TINY_ELMO),
-                                      vocabulary_size=vocabulary)
+                                      vocabulary_size=vocabulary,
+                                      preprocessor=preprocessor)
     from awd_lstm_testing import TINY
     return kzoo.AwdLstmLanguageModel(kzoo.AwdLstmBackbone(
         **dict(TINY, vocabulary_size=1000)), preprocessor=preprocessor)
@@ -431,7 +433,9 @@ def test_objectives_are_registered_as_family_defaults():
 
 
 @pytest.mark.once
-@pytest.mark.parametrize("objective", ["causal_lm", "lm"])
+# T5's task is found as BART's is (a Seq2SeqLM of the family).
+@pytest.mark.parametrize("objective", ["denoising", "causal_lm", "bilm",
+                                       "lm"])
 def test_make_task_loads_a_preset_without_preprocessor(objective, corpora,
                                                        tmp_path):
     from helpers import assert_weights_identical
