@@ -240,6 +240,33 @@ class Preprocessor(keras.layers.Layer):
         return super().__call__(*args)
 
     # ------------------------------------------------------------------
+    # Serving: raw strings in a SavedModel (kzoo.core.export)
+    # ------------------------------------------------------------------
+    # The names of a served model's string inputs, by texts per example;
+    # a subclass whose texts have roles names them (questions, contexts).
+    serving_names = {1: ("texts",), 2: ("first_texts", "second_texts")}
+
+    def serving_text_names(self, num_texts=None):
+        """The string inputs of an exported model's raw-text endpoint:
+        one name per text of an example (`num_texts`, by default
+        `min_segments`)."""
+        count = self.min_segments if num_texts is None else num_texts
+        if isinstance(count, bool) or not isinstance(count, int) or \
+                not self.min_segments <= count <= self.max_segments:
+            raise ValueError(
+                f"{type(self).__name__}: num_texts must be an integer "
+                f"from {self.min_segments} to {self.max_segments} (texts "
+                f"per example); got {describe(num_texts)}.")
+        return tuple(self.serving_names[count])
+
+    def serving_inputs(self, *texts):
+        """Batches of strings (tf, one per text of an example) -> the
+        model's input dict, in tf ops, as `predict` packs them."""
+        x = texts[0] if len(texts) == 1 else tuple(texts)
+        outputs = self(x)
+        return outputs[0] if isinstance(outputs, tuple) else outputs
+
+    # ------------------------------------------------------------------
     # Epochs: what a task may run once, and what it runs on every batch
     # ------------------------------------------------------------------
     def prepare(self, x, y=None, sample_weight=None):

@@ -376,6 +376,67 @@ class Task(CheckedArguments, keras.Model):
             return super().predict(dataset, **kwargs)
 
     # ------------------------------------------------------------------
+    # Export
+    # ------------------------------------------------------------------
+    def export(self, filepath, format="tf_saved_model", verbose=None,
+               input_signature=None, num_texts=None, **kwargs):
+        """Write the task for serving outside Python (and outside kzoo).
+
+        `format="tf_saved_model"` (with a preprocessor) writes a
+        TensorFlow SavedModel whose `serve` endpoint (also
+        `serving_default`) takes **raw strings** and returns what
+        `predict` returns: the tokenizer and the packing are tf ops inside
+        the graph. Its string inputs are named by the preprocessor:
+        `texts` (a classifier, an embedder; `num_texts=2`:
+        `first_texts`, `second_texts` for sentence pairs), `questions`
+        and `contexts` (`QuestionAnswerer`: each example's first window,
+        as `predict` has it for contexts that fit), `sentences` (a token
+        classifier: words split at whitespace, logits per token).
+        `serve_token_ids` takes the input dict instead, at the
+        preprocessor's `sequence_length`. Exported from the TensorFlow or
+        JAX backend; torch raises `kzoo.core.export.ExportError`.
+
+        Loading needs TensorFlow and tf-text (which registers the
+        tokenizers' ops), not kzoo nor keras-hub:
+
+        ```python
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the tokenizer's ops)
+        served = tf.saved_model.load(path)
+        logits = served.serve(tf.constant(["a fine film"]))
+        ```
+
+        `format="onnx"` is Keras' ONNX export on token ids (the input
+        dict at `sequence_length`; ONNX has no tokenizer ops). Other
+        formats, and a task without a preprocessor, go to
+        `keras.Model.export` as they are.
+
+        Example:
+        ```python
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2, sequence_length=16,
+            load_weights=False)
+        classifier.export("classifier_savedmodel", verbose=False)
+        # In any process with tensorflow and tensorflow_text:
+        import tensorflow as tf, tensorflow_text  # noqa: E401, F401
+        served = tf.saved_model.load("classifier_savedmodel")
+        served.serve(tf.constant(["a fine film"]))  # (1, 2) logits
+        ```
+        """
+        from kzoo.core import export
+        if format == "tf_saved_model" and self.preprocessor is not None \
+                and input_signature is None and not kwargs:
+            return export.export_saved_model(self, filepath,
+                                             num_texts=num_texts,
+                                             verbose=verbose)
+        if format == "onnx":
+            return export.export_onnx(self, filepath, verbose=verbose,
+                                      input_signature=input_signature,
+                                      **kwargs)
+        return super().export(filepath, format=format, verbose=verbose,
+                              input_signature=input_signature, **kwargs)
+
+    # ------------------------------------------------------------------
     # Config and presets
     # ------------------------------------------------------------------
     def task_config(self):

@@ -55,6 +55,9 @@ class QuestionAnswererPreprocessor(Preprocessor):
     tokenizer_cls = Tokenizer
     min_segments = max_segments = 2
     segments_hint = "Pass x = (questions, contexts)."
+    # A served model's string inputs (kzoo.core.export): one row per
+    # example, the first window (as this layer packs).
+    serving_names = {2: ("questions", "contexts")}
 
     def __init__(self, tokenizer, sequence_length=384, doc_stride=128,
                  max_question_length=64, **kwargs):

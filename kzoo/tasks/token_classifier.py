@@ -51,6 +51,17 @@ class WordsPreprocessor(Preprocessor):
         # In tf.data: the graph traced once per input signature.
         return self.traced()(words, y, sample_weight)
 
+    # A served tagger takes sentences (kzoo.core.export): strings have no
+    # ragged batch in a SavedModel signature, so the words are split off
+    # in the graph.
+    serving_names = {1: ("sentences",)}
+
+    def serving_inputs(self, sentences):
+        """Sentences (a tf string batch) -> the model's inputs, each
+        sentence's words split at whitespace (`str.split()`'s words), as
+        `predict([sentence.split() for sentence in sentences])`."""
+        return self(tf.strings.split(sentences))
+
     def call(self, x, y=None, sample_weight=None):
         # One example at a time (tf.data's map before batch): its words
         # are a vector; packed as a batch of one, then unwrapped.

@@ -1,0 +1,191 @@
+"""Tasks that leave Python: a TensorFlow SavedModel that takes raw text,
+and ONNX graphs on token ids.
+
+`Task.export(path)` calls `export_saved_model` here. The choices, and why:
+
+- **Keras' `ExportArchive`, not our own `tf.Module`.** It already turns
+  a Keras model into a TensorFlow function on each backend that can: as
+  it is on TensorFlow, through `jax2tf` on JAX. We add one endpoint of
+  our own on top (the raw-text one), as its documentation shows for
+  "a model with some TensorFlow preprocessing".
+- **The tokenizer and packing are the preprocessor's own tf ops.** kzoo's
+  preprocessors run in `tf.data` on every backend, so the graph the
+  SavedModel holds is the one `predict` runs: no second implementation
+  of tokenizing to keep equal. keras-hub's tokenizers use tf-text's ops
+  (`NormalizeUTF8`, `FastWordpieceTokenizeWithOffsets`,
+  `SentencepieceTokenizeOp`, ...), so a process that loads the SavedModel
+  must `import tensorflow_text` first (it registers those ops); it needs
+  neither kzoo nor keras-hub.
+- **Two endpoints.** `serve` (also `serving_default`, the one TensorFlow
+  Serving calls) takes raw strings; `serve_token_ids` takes the model's
+  input dict, for callers that tokenize elsewhere. Token ids are fixed at
+  the preprocessor's `sequence_length`: the rows it packs are that long,
+  and a fixed length keeps `jax2tf` from tracing a symbolic sequence axis
+  through the position table.
+- **Outputs are `predict`'s**: logits, a dict of logits, embeddings.
+- **Backends.** TensorFlow and JAX export. Keras' torch exporter goes
+  through `torch_xla`'s StableHLO bridge, which is experimental, not a
+  kzoo dependency, and fixes every shape; we refuse it with an error that
+  says what to do instead (a preset saved on torch loads on the others:
+  the weights are the same).
+- **ONNX** (`format="onnx"`) is Keras' own export on token ids (ONNX
+  has no string ops for the tokenizers); we only give it the input
+  signature, fixed at `sequence_length`, and check the backend: on
+  TensorFlow it needs `tf2onnx` (and kzoo hands it an opset Keras' default
+  lacks nothing for), on JAX `jax2onnx`, on torch `torch.onnx`.
+"""
+
+import inspect
+
+import keras
+import tensorflow as tf
+
+# Backends whose Keras exporter kzoo supports for SavedModels.
+SAVED_MODEL_BACKENDS = ("tensorflow", "jax")
+RAW_TEXT_ENDPOINT = "serve"
+TOKEN_IDS_ENDPOINT = "serve_token_ids"
+
+
+class ExportError(ValueError):
+    """A task that cannot be exported this way, on this backend, or in
+    this state; the message says what to do."""
+
+
+def check_backend(owner, format="tf_saved_model"):
+    """Raise `ExportError` where the running backend cannot export."""
+    backend = keras.backend.backend()
+    if format == "tf_saved_model" and backend not in SAVED_MODEL_BACKENDS:
+        raise ExportError(
+            f"{owner}: a TensorFlow SavedModel with the tokenizer inside "
+            f"is exported from the TensorFlow or JAX backend, not "
+            f"{backend!r} (Keras exports torch models through torch_xla's "
+            "experimental StableHLO bridge, with fixed shapes). The weights "
+            "are the same on every backend: save the task with "
+            "task.save_to_preset(folder), then in a process started with "
+            "KERAS_BACKEND=tensorflow (or jax) load it with "
+            "<TaskClass>.from_preset(folder) and call export(path) there.")
+
+
+def token_id_signature(task, sequence_length):
+    """The task's inputs as `keras.InputSpec`s, batch free and the
+    sequence axis fixed at `sequence_length` (a dict, by input name)."""
+    specs = {}
+    for name in task.input_names:
+        tensor = task.input[name] if isinstance(task.input, dict) else None
+        shape = tuple(tensor.shape) if tensor is not None else (None, None)
+        dtype = tensor.dtype if tensor is not None else "int32"
+        shape = (None, sequence_length) + tuple(shape[2:])
+        specs[name] = keras.InputSpec(shape=shape, dtype=dtype, name=name)
+    return specs
+
+
+def export_saved_model(task, filepath, num_texts=None, verbose=None):
+    """Write `task` as a SavedModel whose `serve` endpoint takes raw
+    strings (see this module's docstring; `Task.export` documents it)."""
+    owner = f"{type(task).__name__}.export"
+    check_backend(owner)
+    preprocessor = task.preprocessor
+    if preprocessor is None:
+        raise ExportError(
+            f"{owner}: the task has no preprocessor, so there is no "
+            "tokenizer to put in the graph. Build it with its preprocessor "
+            "(from_preset(...) makes one), or export token ids only with "
+            "keras.Model.export(task, path).")
+    names = preprocessor.serving_text_names(num_texts)
+    specs = token_id_signature(task, preprocessor.sequence_length)
+    archive = keras.export.ExportArchive()
+    if keras.backend.backend() == "tensorflow":
+        # The endpoint's concrete function names every variable it reads,
+        # and the archive saves those. `track(task)` would add nothing but
+        # time: on TensorFlow a tracked Keras model is walked as a
+        # trackable when the archive is written, which traces the whole
+        # model once more for a signature of its own (half of the export's
+        # time for a tiny BERT).
+        ids_fn = archive.add_endpoint(TOKEN_IDS_ENDPOINT, task.__call__,
+                                      [specs])
+    else:
+        # JAX: tracking is how the archive gets the variables it hands to
+        # the jax2tf-converted function.
+        ids_fn = archive.track_and_add_endpoint(TOKEN_IDS_ENDPOINT, task,
+                                                [specs])
+    # The tokenizer's lookup tables (byte-level BPE's) are TensorFlow
+    # resources the raw-text function captures; the archive saves only
+    # what it tracks.
+    for resource in text_resources(preprocessor):
+        archive.track(resource)
+
+    def serve(*texts):
+        inputs = preprocessor.serving_inputs(*texts)
+        inputs = {name: tf.cast(inputs[name], specs[name].dtype)
+                  for name in specs}
+        return ids_fn(inputs)
+
+    # The loaded function's arguments carry the names (served.serve(
+    # texts=...)), not *args' texts_0: tf.function reads the signature.
+    serve.__signature__ = inspect.Signature([
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for name in names])
+    signature = [tf.TensorSpec([None], tf.string, name=name)
+                 for name in names]
+    raw_fn = tf.function(serve, input_signature=signature, autograph=False)
+    raw_fn.get_concrete_function()  # traced: the archive takes it as it is
+    archive.add_endpoint(RAW_TEXT_ENDPOINT, raw_fn)
+    # TensorFlow Serving calls `serving_default`; the archive would give it
+    # its first endpoint (token ids), which must exist before this one.
+    archive.add_endpoint("serving_default", raw_fn)
+    archive.write_out(str(filepath), verbose=True if verbose is None
+                      else bool(verbose))
+    return filepath
+
+
+def text_resources(preprocessor):
+    """TensorFlow resources (lookup tables) held by the keras-hub
+    tokenizer inside the preprocessor's tokenizer, which Keras cannot see
+    (kzoo keeps it out of Keras' tracking: `kzoo.core.tokenizer`)."""
+    found, seen = [], set()
+
+    def visit(value, depth):
+        if id(value) in seen or depth > 3:
+            return
+        seen.add(id(value))
+        if isinstance(value, tf.__internal__.tracking.Trackable) and \
+                not isinstance(value, keras.layers.Layer):
+            found.append(value)
+            return
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item, depth + 1)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, depth + 1)
+        elif hasattr(value, "__dict__") and (
+                depth == 0 or isinstance(value, keras.layers.Layer)):
+            for item in vars(value).values():
+                visit(item, depth + 1)
+
+    tokenizers = [preprocessor.tokenizer]
+    for tokenizer in tokenizers:
+        if tokenizer.has_assets:
+            visit(tokenizer._hub(), 0)
+    return found
+
+
+def export_onnx(task, filepath, verbose=None, opset_version=None, **kwargs):
+    """Keras' ONNX export of `task` (a task or a backbone) on token ids,
+    the sequence axis fixed at the preprocessor's length (or the model's
+    `max_sequence_length`)."""
+    owner = f"{type(task).__name__}.export"
+    preprocessor = getattr(task, "preprocessor", None)
+    length = preprocessor.sequence_length if preprocessor is not None \
+        else None
+    if length is None:
+        backbone = getattr(task, "backbone", task)
+        length = getattr(backbone, "max_sequence_length", None)
+    if length is None:
+        raise ExportError(f"{owner}: say the sequence length of the ONNX "
+                          "graph: pass input_signature.")
+    signature = kwargs.pop("input_signature", None) or \
+        [token_id_signature(task, length)]
+    return keras.Model.export(
+        task, str(filepath), format="onnx", verbose=verbose,
+        input_signature=signature, opset_version=opset_version, **kwargs)

@@ -1,0 +1,127 @@
+"""Tasks exported as TensorFlow SavedModels that take raw strings
+(`Task.export`, `kzoo.core.export`): a text classifier, a token
+classifier, a question answerer and a text embedder, each loaded with
+`tf.saved_model.load` in a fresh interpreter that never imports kzoo (nor
+keras-hub), give what `predict` gives (<= 1e-5). TensorFlow and JAX
+export; torch refuses with an error that names the way out."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.core.export import ExportError
+
+PRESET = "bert_tiny_en_uncased"
+TEXTS = ["A fine film, truly.", "Dull and slow; I left early!",
+         "Mr. Darcy walked in."]
+QUESTIONS = ["Who walked in?", "What was slow?", "Where?"]
+CONTEXTS = ["Mr. Darcy walked in at noon.", "The film was dull and slow.",
+            "They met in Bath, at the Pump Room."]
+
+# Runs in a fresh interpreter: TensorFlow and tf-text (its ops hold the
+# tokenizers) only. Reads the cases, writes each endpoint's outputs.
+LOADER = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  registers the tokenizers' ops
+cases = json.load(open(sys.argv[1]))
+results = {}
+for name, case in cases.items():
+    served = tf.saved_model.load(case["path"])
+    inputs = {key: tf.constant(value) for key, value in case["inputs"].items()}
+    outputs = served.serve(**inputs)
+    # serving_default (TensorFlow Serving's) is the same raw-text endpoint.
+    default = served.signatures["serving_default"](**inputs)
+    outputs = outputs if isinstance(outputs, dict) else {"output_0": outputs}
+    results[name] = {key: np.asarray(value).tolist()
+                     for key, value in outputs.items()}
+    results[name + "/default"] = {key: np.asarray(value).tolist()
+                                  for key, value in default.items()}
+results["imported"] = sorted(m for m in ("kzoo", "keras_hub")
+                             if m in sys.modules)
+json.dump(results, open(sys.argv[2], "w"))
+"""
+
+
+def _tasks():
+    """(name, task, raw inputs of the `serve` endpoint, predict's output)."""
+    classifier = kzoo.BertTextClassifier.from_preset(
+        PRESET, num_classes=3, sequence_length=16, load_weights=False)
+    tagger = kzoo.TokenClassifier.from_preset(
+        PRESET, label_names=["O", "B-PER", "I-PER"], sequence_length=16,
+        load_weights=False)
+    answerer = kzoo.QuestionAnswerer.from_preset(
+        PRESET, sequence_length=32, load_weights=False)
+    embedder = kzoo.BertTextEmbedder.from_preset(
+        PRESET, sequence_length=16, load_weights=False)
+    words = [text.split() for text in TEXTS]
+    return [
+        ("classifier", classifier, {"texts": TEXTS},
+         classifier.predict(TEXTS, verbose=0)),
+        ("tagger", tagger, {"sentences": TEXTS},
+         tagger.predict(words, verbose=0)),
+        ("answerer", answerer, {"questions": QUESTIONS,
+                                "contexts": CONTEXTS},
+         answerer.predict((QUESTIONS, CONTEXTS), verbose=0)),
+        ("embedder", embedder, {"texts": TEXTS},
+         embedder.predict(TEXTS, verbose=0)),
+    ]
+
+
+def _as_dict(outputs):
+    if isinstance(outputs, dict):
+        return {key: keras.ops.convert_to_numpy(value)
+                for key, value in outputs.items()}
+    return {"output_0": keras.ops.convert_to_numpy(outputs)}
+
+
+@pytest.mark.skipif(keras.backend.backend() == "torch",
+                    reason="torch cannot export (test_torch_refuses)")
+def test_served_raw_text_equals_predict(tmp_path):
+    cases, expected = {}, {}
+    for name, task, inputs, outputs in _tasks():
+        path = tmp_path / name
+        task.export(path, verbose=False)
+        cases[name] = {"path": str(path), "inputs": inputs}
+        expected[name] = _as_dict(outputs)
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "KERAS_BACKEND")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    run = subprocess.run(
+        [sys.executable, "-c", LOADER, str(tmp_path / "cases.json"),
+         str(tmp_path / "results.json")], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results.pop("imported") == []  # neither kzoo nor keras-hub
+    for name, outputs in expected.items():
+        served = results[name]
+        assert sorted(served) == sorted(outputs), name
+        for key, value in outputs.items():
+            got = np.asarray(served[key], "float32")
+            assert got.shape == value.shape, (name, key)
+            np.testing.assert_allclose(got, value, atol=1e-5, rtol=0,
+                                       err_msg=f"{name} {key}")
+        default = results[name + "/default"]
+        for key, value in outputs.items():
+            np.testing.assert_allclose(np.asarray(default[key], "float32"),
+                                       value, atol=1e-5, rtol=0)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch",
+                    reason="the backends that export are tested above")
+def test_torch_refuses_with_the_way_out(tmp_path):
+    classifier = kzoo.BertTextClassifier.from_preset(
+        PRESET, num_classes=2, sequence_length=8, load_weights=False)
+    with pytest.raises(ExportError, match="KERAS_BACKEND=tensorflow"
+                       r" \(or jax\)"):
+        classifier.export(tmp_path / "model", verbose=False)
+    assert not (tmp_path / "model").exists()
