@@ -77,7 +77,7 @@ from kzoo.corpus.shards import (FORMAT, MANIFEST, SHARDS_FOLDER,
 from kzoo.corpus.sources import (DOCUMENT_MODES, SourceReader, find_sources,
                                  group_files, source_record, split_parts)
 from kzoo.corpus.tokenizer_hash import tokenizer_hash
-from kzoo.utils.files import read_json, write_json
+from kzoo.utils.files import read_json, sha256_of, write_json
 
 try:
     import fcntl
@@ -119,7 +119,8 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
         part: `(i, n)` or `"i/n"`: prepare only part i (from 0) of n.
         overwrite: replace a corpus prepared with another tokenizer or
             other options.
-        progress: show a progress bar and a summary on stderr.
+        progress: show a progress bar and a summary on stderr (`"bar"`:
+            the bar only).
 
     Returns:
         A summary dict: `documents`, `sentences`, `tokens`, `shards`,
@@ -158,7 +159,7 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
                 existing, tokenizer_record, options, records):
             merged = part is None or _merge_if_complete(output, part[1],
                                                         progress)
-            if progress:
+            if progress is True:
                 what = f"part {part[0]}/{part[1]} of {output}" if part \
                     else str(output)
                 print(f"{what} is up to date.", file=sys.stderr)
@@ -207,7 +208,7 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
     summary = dict(_summary(manifest), up_to_date=False, merged=merged,
                    seconds=seconds, mb_per_second=_summary(manifest)["bytes"]
                    / 1e6 / max(seconds, 1e-9))
-    if progress:
+    if progress is True:
         print(describe(summary), file=sys.stderr)
     return summary
 
@@ -465,6 +466,14 @@ def _save_tokenizer(tokenizer, record, output):
     staging = output / f".{TOKENIZER_FOLDER}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     tokenizer.save_to_preset(staging)
+    # A preset folder needs a metadata.json; its files' sha256 make
+    # `from_preset` refuse a damaged copy.
+    write_json(staging / "metadata.json", {
+        "name": f"{output.name}-tokenizer",
+        "description": "The tokenizer a kzoo corpus was prepared with "
+                       "(kzoo prepare-corpus).",
+        "tokenizer": {name: {"sha256": sha256_of(staging / name)}
+                      for name in tokenizer.asset_files.values()}})
     swap_into_place(staging, folder)
 
 
@@ -686,7 +695,7 @@ def _progress_bar(total, progress):
     from tqdm.auto import tqdm
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
                 desc="prepare-corpus", disable=not progress, file=sys.stderr,
-                dynamic_ncols=True)
+                dynamic_ncols=True, mininterval=1.0)
 
 
 class _Counter:
@@ -711,6 +720,7 @@ class _Worker:
     """The tokenizer and bytes counter of this process."""
     tokenizer = None
     counter = None
+    error = None
 
     @classmethod
     def start(cls, tokenizer, counter):
@@ -721,12 +731,18 @@ class _Worker:
 def _start_worker(tokenizer_class, tokenizer_folder, counter):
     """A spawned process: the tokenizer from the saved preset folder,
     through its class (pickled by reference; importing its module
-    registers it)."""
-    _Worker.start(tokenizer_class.from_preset(tokenizer_folder), counter)
+    registers it). A failure is raised by the first unit, not here: a
+    pool replaces a process whose initializer fails, forever."""
+    try:
+        _Worker.start(tokenizer_class.from_preset(tokenizer_folder), counter)
+    except Exception as error:  # noqa: BLE001 - raised in _prepare_unit
+        _Worker.error = error
 
 
 def _prepare_unit(job, on_progress=None):
     """Tokenize one unit's files into its shards."""
+    if _Worker.error is not None:
+        raise _Worker.error
     index, paths, output, prefix, options, dtype = job
     writer = _ShardWriter(Path(output) / SHARDS_FOLDER,
                           f"{prefix}u{index:05d}-", options["shard_tokens"],
