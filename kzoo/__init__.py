@@ -8,6 +8,7 @@ PyTorch.
 from kzoo import presets
 from kzoo import preprocessing
 from kzoo.core import Backbone, Preprocessor, Task, Tokenizer
+from kzoo.core.export import ExportError
 from kzoo.models.albert import (
     AlbertBackbone,
     AlbertMaskedLM,

@@ -406,15 +406,16 @@ def check_preset(name, backbone_cls, tokenizer_cls=None, build=True):
     return preset
 
 
-def run_guide_smoke(guide, timeout):
+def run_guide_smoke(guide, timeout, backend=None):
     """Run `guides/<guide>` in its smoke mode (KZOO_GUIDE_SMOKE=1) in a
-    fresh interpreter on the current backend; its output, after checking
-    that it exited 0."""
+    fresh interpreter on the current backend (or `backend`); its output,
+    after checking that it exited 0."""
     import os
     import subprocess
     import sys
     repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "KERAS_BACKEND": keras.backend.backend(),
+    env = {**os.environ,
+           "KERAS_BACKEND": backend or keras.backend.backend(),
            "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
            "PYTHONPATH": os.pathsep.join([str(repo),
                                           os.environ.get("PYTHONPATH", "")])}
