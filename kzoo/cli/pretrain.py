@@ -13,7 +13,7 @@ _FLAGS = {
     "weight_decay": float, "gradient_accumulation_steps": int,
     "dtype": str, "eval_every": int, "eval_batches": int,
     "checkpoint_every": int, "keep_checkpoints": int, "seed": int,
-    "peak_tflops": float,
+    "peak_tflops": float, "draw_groups": int, "model_parallel": int,
 }
 
 

@@ -19,7 +19,10 @@ the same model.
 
 Every process reads the same data; each training step takes this process's
 contiguous share of the global batch (the same split tf.distribute and
-Keras-on-JAX make). Shares of unequal size (a short last batch) are
+Keras-on-JAX make). With `wrap(task, per_process_batches=True)` each
+process is fed its own rows instead (a pretraining stream made with the
+process' index makes only those, `kzoo.pretraining`): the step takes the
+whole local batch, and every process' local batch must be the same size. Shares of unequal size (a short last batch) are
 weighted so the averaged gradient is the gradient of the global-batch mean.
 The logged loss is the global batch's; other metrics are those of the
 local share.
@@ -101,7 +104,7 @@ def _take(structure, start, stop):
         lambda t: None if t is None else t[start:stop], structure)
 
 
-def wrap(task, find_unused_parameters=True):
+def wrap(task, find_unused_parameters=True, per_process_batches=False):
     """Make `task.fit` a DistributedDataParallel training loop.
 
     Args:
@@ -109,6 +112,9 @@ def wrap(task, find_unused_parameters=True):
         find_unused_parameters: DDP's option; True because tasks leave some
             backbone weights out of their loss (a masked LM never uses
             BERT's pooler).
+        per_process_batches: False: every process is given the global
+            batch and takes its share; True: each process is given its
+            own rows (equal sizes on every process) and takes them all.
 
     Returns:
         The same task, whose `train_step` now runs through DDP.
@@ -133,8 +139,14 @@ def wrap(task, find_unused_parameters=True):
         # with the forward through DDP and this rank's share of the batch.
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         batch_size = int(tree.flatten(x)[0].shape[0])
-        start, stop, weight = share_bounds(batch_size, rank, world_size)
-        x, y, sample_weight = _take((x, y, sample_weight), start, stop)
+        if per_process_batches:
+            # Equal local batches: DDP's average of the local gradients is
+            # the gradient of the global batch's mean.
+            weight = 1.0
+            batch_size *= world_size
+        else:
+            start, stop, weight = share_bounds(batch_size, rank, world_size)
+            x, y, sample_weight = _take((x, y, sample_weight), start, stop)
         if call_takes_training(task):
             y_pred = ddp(x, training=True)
         else:

@@ -47,6 +47,12 @@ OPTIONS = {
     "checkpoint_every": (1000, int, "steps between checkpoints"),
     "keep_checkpoints": (3, int, "checkpoints kept (the newest)"),
     "seed": (0, int, "the seed of the data order, masks and dropout"),
+    "draw_groups": (None, int, "row groups whose masks are drawn apart "
+                    "(default: the process count); a 1-process run with "
+                    "--draw-groups P trains what a P-process run trains"),
+    "model_parallel": (1, int, "JAX: devices per model replica, the "
+                       "backbone's weights sharded by its layout rules "
+                       "(1: data parallel only)"),
     "peak_tflops": (None, float, "the accelerator's peak TFLOP/s, for the "
                     "model FLOPs utilisation (MFU); omitted when unset"),
     "overwrite": (False, bool, "replace a run in OUTPUT made with other "
@@ -118,6 +124,7 @@ def resolve_options(given, source="arguments"):
         raise PretrainingError(f"max_steps is required ({source}): how many "
                                "optimizer steps to train.")
     for name in ("max_steps", "batch_size", "sequence_length",
+                 "model_parallel",
                  "gradient_accumulation_steps", "checkpoint_every",
                  "keep_checkpoints", "eval_batches"):
         if options[name] < 1:

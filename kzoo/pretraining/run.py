@@ -26,6 +26,7 @@ A "step" is one optimizer update: `gradient_accumulation_steps` batches
 of `batch_size` examples (Keras' `gradient_accumulation_steps`).
 """
 
+import contextlib
 import math
 import os
 import shutil
@@ -77,14 +78,22 @@ def pretrain(preset, corpus, output, config=None, **options):
     if output.exists() and not output.is_dir():
         raise PretrainingError(f"OUTPUT {output} is a file; give a folder.")
     output.mkdir(parents=True, exist_ok=True)
-    with checkpoints.RunLock(output):
-        return Run(preset, corpus, output, options).train()
+    # Many processes (engines.py): join the group first; process 0 holds
+    # the lock and writes, the others read.
+    from kzoo.pretraining.engines import Engine
+    engine = Engine.start(options["model_parallel"])
+    lock = checkpoints.RunLock(output) if engine.chief else \
+        contextlib.nullcontext()
+    with lock:
+        return Run(preset, corpus, output, options, engine).train()
 
 
 class Run:
     """One pretraining run (what `pretrain` builds and trains)."""
 
-    def __init__(self, preset, corpus, output, options):
+    def __init__(self, preset, corpus, output, options, engine=None):
+        from kzoo.pretraining.engines import Engine
+        self.engine = engine or Engine()
         self.preset = preset
         self.corpus_folder = Path(corpus)
         self.output = output
@@ -92,6 +101,10 @@ class Run:
         self.accumulation = options["gradient_accumulation_steps"]
         self.metrics_path = output / checkpoints.METRICS
         self.tensorboard_dir = output / TENSORBOARD_FOLDER
+        if not self.engine.chief:  # only process 0 writes OUTPUT
+            private = self.engine.private_folder()
+            self.metrics_path = private / checkpoints.METRICS
+            self.tensorboard_dir = private / TENSORBOARD_FOLDER
         self.history = []
         self.evaluations = []
         self.start_step = 0
@@ -153,20 +166,26 @@ class Run:
 
     def _build(self, objective, corpus):
         import keras
-
-        from kzoo.pretraining.schedule import PretrainingSchedule
-        from kzoo.training import AdamW
         options = self.options
         keras.utils.set_random_seed(options["seed"])
         previous_policy = keras.config.dtype_policy()
         keras.config.set_dtype_policy(options["dtype"])
+        # Built and compiled under this backend's engine (engines.py).
         try:
-            task = objective.make_task(
-                self.preset, load_weights=not options["from_scratch"],
-                sequence_length=options["sequence_length"],
-                **{**objective.options, **options["objective_options"]})
+            with self.engine.scope():
+                task = objective.make_task(
+                    self.preset, load_weights=not options["from_scratch"],
+                    sequence_length=options["sequence_length"],
+                    **{**objective.options, **options["objective_options"]})
         finally:
             keras.config.set_dtype_policy(previous_policy)
+        with self.engine.scope():
+            self._compile(task)
+
+    def _compile(self, task):
+        from kzoo.pretraining.schedule import PretrainingSchedule
+        from kzoo.training import AdamW
+        options = self.options
         self.schedule = PretrainingSchedule(
             options["learning_rate"], options["warmup_steps"],
             options["max_steps"], self.accumulation)
@@ -178,8 +197,9 @@ class Run:
                 self.accumulation if self.accumulation > 1 else None))
         task.compile(optimizer=optimizer)
         optimizer.build(task.trainable_variables)
-        self.task = task
-        self.stream = self._stream(objective, task, corpus, options["seed"])
+        self.task = self.engine.prepare(task)
+        self.stream = self._stream(self.objective, task, self.corpus,
+                                   options["seed"])
         # Every variable: the model's (SeedGenerator states included) and
         # the optimizer's (its iterations, moments, accumulators).
         seen = set()
@@ -195,8 +215,10 @@ class Run:
 
     def _stream(self, objective, task, corpus, seed):
         options = self.options
+        # This process' rows of each global batch (streams/base.py).
         return objective.make_stream(
-            task, corpus, options["batch_size"], seed, 0, 1, None,
+            task, corpus, options["batch_size"], seed, self.engine.index,
+            self.engine.count, options["draw_groups"],
             options["sequence_length"],
             **{**objective.options, **options["objective_options"]})
 
@@ -263,7 +285,7 @@ class Run:
         metrics_bytes = metrics.flush_metrics()
         with self.feed_lock:
             stream_state = self.stream.state_before(step * self.accumulation)
-        arrays = [np.array(v.numpy()) for v in self.variables]
+        arrays = [self.engine.to_numpy(v) for v in self.variables]
         state = {
             "step": step, "stream": stream_state,
             "identity": self.identity, "objective": self.objective.name,
@@ -275,8 +297,10 @@ class Run:
             "losses": list(metrics.interval_losses),
         }
         metrics.interval_losses = []
-        checkpoints.write_checkpoint(self.output, step, arrays, state)
-        checkpoints.prune(self.output, self.options["keep_checkpoints"])
+        if self.engine.chief:
+            checkpoints.write_checkpoint(self.output, step, arrays, state)
+            checkpoints.prune(self.output, self.options["keep_checkpoints"])
+        self.engine.barrier(f"checkpoint {step}")
 
     # --- the steps ---------------------------------------------------------
     def _batches(self, first):
@@ -300,16 +324,25 @@ class Run:
     def train(self):
         import keras
 
-        from kzoo.pretraining.callbacks import CheckpointSaver, RunMetrics
+        from kzoo.pretraining.callbacks import RunMetrics
         options = self.options
         self.objective, corpus = self._objective_and_corpus()
         self._check_corpus_size(corpus)
         self.identity = {
             **identity(options), "objective": self.objective.name,
             "preset": str(self.preset),
-            "corpus_tokenizer": corpus.tokenizer_hash}
-        resume_from = self._check_output(self.identity)
-        checkpoints.remove_partials(self.output)
+            "corpus_tokenizer": corpus.tokenizer_hash,
+            # The draws depend on it; it defaults to the process count.
+            "draw_groups": options["draw_groups"] or self.engine.count}
+        engine = self.engine
+        engine.setup(self._backbone_class())
+        if engine.chief:
+            resume_from = self._check_output(self.identity)
+            checkpoints.remove_partials(self.output)
+        engine.barrier("output checked")
+        if not engine.chief:
+            resume_from = self._check_output(self.identity)
+        self.corpus = corpus
         self._build(self.objective, corpus)
         self.feed_lock = threading.Lock()
         resumed = None
@@ -330,23 +363,21 @@ class Run:
                 fit_kwargs = {
                     "validation_data": FixedBatches(evaluation),
                     "validation_freq": options["eval_every"] // interval}
-            keras.Model.fit(
-                self.task, self._batches(self.start_step * self.accumulation),
-                steps_per_epoch=interval * self.accumulation,
-                epochs=math.ceil(max_steps / interval),
-                initial_epoch=self.start_step // interval, verbose=0,
-                shuffle=False,
-                callbacks=[metrics, CheckpointSaver(self, metrics)],
-                **fit_kwargs)
+            with engine.scope():
+                self._fit(metrics, interval, fit_kwargs)
             if evaluation is not None and max_steps % options["eval_every"]:
                 metrics.on_train_begin()
-                results = keras.Model.evaluate(
-                    self.task, FixedBatches(evaluation), verbose=0,
-                    return_dict=True)
+                with engine.scope():
+                    results = keras.Model.evaluate(
+                        self.task, self._feed_evaluation(evaluation),
+                        verbose=0, return_dict=True)
                 metrics.write_evaluation(results)
                 metrics.on_train_end()
         seconds = time.perf_counter() - start
-        preset_dir = self._save_preset()
+        preset_dir = self.output / PRESET_FOLDER
+        if engine.chief:
+            preset_dir = self._save_preset()
+        engine.barrier("preset saved")
         trained = [r for r in self.history]
         summary = {
             "steps": max_steps, "resumed_from": resumed,
@@ -358,8 +389,38 @@ class Run:
             "evaluation": self.evaluations[-1] if self.evaluations else None,
             "preset": str(preset_dir), "output": str(self.output),
             "parameters": self.parameters,
+            "process_index": engine.index, "process_count": engine.count,
         }
         return summary
+
+    def _backbone_class(self):
+        from kzoo.core.family import preset_backbone_class
+        from kzoo.presets import resolve
+        return preset_backbone_class(resolve(self.preset))
+
+    def _feed_evaluation(self, evaluation):
+        if self.engine.strategy is None:
+            return FixedBatches(evaluation)
+        return self.engine.feed(iter(evaluation))
+
+    def _fit(self, metrics, interval, fit_kwargs):
+        import keras
+
+        from kzoo.pretraining.callbacks import CheckpointSaver
+        options = self.options
+        max_steps = options["max_steps"]
+        if "validation_data" in fit_kwargs:
+            fit_kwargs["validation_data"] = self._feed_evaluation(
+                fit_kwargs["validation_data"].batches)
+        keras.Model.fit(
+            self.task, self.engine.feed(
+                self._batches(self.start_step * self.accumulation)),
+            steps_per_epoch=interval * self.accumulation,
+            epochs=math.ceil(max_steps / interval),
+            initial_epoch=self.start_step // interval, verbose=0,
+            shuffle=False,
+            callbacks=[metrics, CheckpointSaver(self, metrics)],
+            **fit_kwargs)
 
     def _save_preset(self):
         """The trained task as a preset, with the preset's preprocessor so
