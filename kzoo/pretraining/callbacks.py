@@ -144,6 +144,16 @@ class CheckpointSaver(keras.callbacks.Callback):
         self.run = run
         self.metrics = metrics
 
+    def on_train_batch_begin(self, batch, logs=None):
+        # The global generators as the checkpoint left them, just before
+        # the first step: Keras' set-up draws from them (on torch, the
+        # DataLoader that `fit` reads a generator through draws its base
+        # seed from torch's generator when its iterator is made).
+        if self.run.global_rngs is not None:
+            from kzoo.pretraining.rng import restore_global_states
+            restore_global_states(self.run.global_rngs)
+            self.run.global_rngs = None
+
     def on_epoch_end(self, epoch, logs=None):
         step = self.metrics.step
         if step % self.run.options["checkpoint_every"] == 0 or \

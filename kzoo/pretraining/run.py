@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kzoo.pretraining import checkpoints
+from kzoo.pretraining import checkpoints, rng
 from kzoo.pretraining.config import (
     PretrainingError, identity, read_config_file, resolve_options)
 
@@ -108,6 +108,7 @@ class Run:
         self.history = []
         self.evaluations = []
         self.start_step = 0
+        self.global_rngs = None
 
     # --- set-up ------------------------------------------------------------
     def _objective_and_corpus(self):
@@ -265,6 +266,9 @@ class Run:
         for variable, array in zip(self.variables, arrays):
             variable.assign(array)
         self.stream.restore(state["stream"])
+        # Restored when `fit` begins its steps (CheckpointSaver), after
+        # Keras' own set-up, which may draw from them.
+        self.global_rngs = state.get("global_rngs")
         self.start_step = state["step"]
         # metrics.jsonl: the lines the checkpoint's steps wrote; lines past
         # the checkpoint (written before the run died) go.
@@ -294,6 +298,7 @@ class Run:
             "shapes": [list(v.shape) for v in self.variables],
             "dtypes": [str(a.dtype) for a in arrays],
             "metrics_bytes": metrics_bytes,
+            "global_rngs": rng.global_states(),
             "losses": list(metrics.interval_losses),
         }
         metrics.interval_losses = []
