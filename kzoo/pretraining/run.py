@@ -117,6 +117,8 @@ class Run:
         from kzoo.corpus import Corpus, tokenizer_hash
         from kzoo.presets import resolve
         from kzoo.pretraining.objectives import find_objective
+        # The objectives register themselves when their streams import.
+        import kzoo.pretraining.streams  # noqa: F401
         corpus = Corpus(self.corpus_folder)
         backbone_cls = preset_backbone_class(resolve(self.preset))
         family = backbone_cls.__module__.split(".")[2] \
