@@ -90,6 +90,10 @@ class Engine:
             elif devices > 1:
                 self.distribution = distribution.DataParallel(
                     devices=keras.distribution.list_devices())
+            if self.distribution is not None:
+                # The stream made this process' rows already: Keras must
+                # not shard them again.
+                self.distribution.auto_shard_dataset = False
         elif name == "tensorflow":
             import tensorflow as tf
 
