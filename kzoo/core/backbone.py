@@ -235,6 +235,19 @@ class Backbone(CheckedArguments, keras.Model):
         with self.ids_checked_before(isinstance(x, dict)):
             return super().predict(x, *args, **kwargs)
 
+    def export(self, filepath, format="tf_saved_model", verbose=None,
+               input_signature=None, **kwargs):
+        """Keras' `export`, but `format="onnx"` goes through kzoo's
+        exporter (`kzoo.core.export.export_onnx`: token ids in, the
+        sequence axis at `max_sequence_length` unless `input_signature`
+        says otherwise; TensorFlow backend)."""
+        if format == "onnx":
+            from kzoo.core.export import export_onnx
+            return export_onnx(self, filepath, verbose=verbose,
+                               input_signature=input_signature, **kwargs)
+        return super().export(filepath, format=format, verbose=verbose,
+                              input_signature=input_signature, **kwargs)
+
     def _check_ids(self, input_name, values, limit):
         low, high = int(np.min(values)), int(np.max(values))
         if low < 0 or high >= limit:

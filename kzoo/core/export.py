@@ -28,11 +28,12 @@ and ONNX graphs on token ids.
   kzoo dependency, and fixes every shape; we refuse it with an error that
   says what to do instead (a preset saved on torch loads on the others:
   the weights are the same).
-- **ONNX** (`format="onnx"`) is Keras' own export on token ids (ONNX
-  has no string ops for the tokenizers); we only give it the input
-  signature, fixed at `sequence_length`, and check the backend: on
-  TensorFlow it needs `tf2onnx` (and kzoo hands it an opset Keras' default
-  lacks nothing for), on JAX `jax2onnx`, on torch `torch.onnx`.
+- **ONNX** (`format="onnx"`, tasks and backbones) is on token ids: ONNX
+  has no ops for the tokenizers. From the TensorFlow backend, through
+  tf2onnx (as Keras' own ONNX export there), with one op handler Keras
+  does not pass (`export_onnx`); checked with onnxruntime. JAX (Keras
+  needs jax2onnx, which brings flax and orbax) and torch (its exporter
+  fails on the free batch axis) raise `ExportError`.
 """
 
 import inspect
@@ -170,22 +171,71 @@ def text_resources(preprocessor):
     return found
 
 
-def export_onnx(task, filepath, verbose=None, opset_version=None, **kwargs):
-    """Keras' ONNX export of `task` (a task or a backbone) on token ids,
-    the sequence axis fixed at the preprocessor's length (or the model's
-    `max_sequence_length`)."""
-    owner = f"{type(task).__name__}.export"
-    preprocessor = getattr(task, "preprocessor", None)
-    length = preprocessor.sequence_length if preprocessor is not None \
-        else None
-    if length is None:
-        backbone = getattr(task, "backbone", task)
-        length = getattr(backbone, "max_sequence_length", None)
-    if length is None:
-        raise ExportError(f"{owner}: say the sequence length of the ONNX "
-                          "graph: pass input_signature.")
-    signature = kwargs.pop("input_signature", None) or \
-        [token_id_signature(task, length)]
-    return keras.Model.export(
-        task, str(filepath), format="onnx", verbose=verbose,
-        input_signature=signature, opset_version=opset_version, **kwargs)
+# The backends whose ONNX export kzoo checks against onnxruntime.
+ONNX_BACKENDS = ("tensorflow",)
+
+
+def export_onnx(model, filepath, verbose=None, input_signature=None,
+                opset_version=None):
+    """`model` (a task or a backbone) as an ONNX graph on token ids, the
+    sequence axis fixed at the preprocessor's length (a backbone: its
+    `max_sequence_length`), the batch free. TensorFlow backend only."""
+    owner = f"{type(model).__name__}.export"
+    backend = keras.backend.backend()
+    if backend not in ONNX_BACKENDS:
+        # Checked on Keras 3.15.1: on JAX Keras' ONNX path needs jax2onnx
+        # (which brings flax, optax and orbax with it); torch's exporter
+        # fails on the dynamic batch axis (the TorchScript exporter cannot
+        # trace Keras' layer-norm shape arithmetic).
+        raise ExportError(
+            f"{owner}: kzoo exports ONNX from the TensorFlow backend, not "
+            f"{backend!r} (Keras' {backend} exporter fails on these models "
+            "or needs packages kzoo does not test). The weights are the "
+            "same on every backend: save with save_to_preset(folder), and "
+            "in a process started with KERAS_BACKEND=tensorflow load it "
+            "with from_preset(folder) and export(path, format='onnx').")
+    if input_signature is None:
+        preprocessor = getattr(model, "preprocessor", None)
+        length = preprocessor.sequence_length if preprocessor is not None \
+            else getattr(model, "max_sequence_length", None)
+        if length is None:
+            raise ExportError(
+                f"{owner}: pass input_signature (the sequence length of "
+                "the ONNX graph is not known).")
+        input_signature = [token_id_signature(model, length)]
+    import tf2onnx
+
+    signature = keras.tree.map_structure(_tensor_spec, input_signature)
+    function = tf.function(lambda inputs: model(inputs, training=False))
+    # tf2onnx ourselves, not through Keras' export: kzoo's exact GELU is
+    # Keras' `gelu(approximate=False)`, which TensorFlow computes with
+    # `erfc`; ONNX has no Erfc, tf2onnx (1.17) converts none, and Keras'
+    # exporter passes no op handlers. We hand it erfc(x) = 1 - erf(x):
+    # where GELU's z >= 0 (x = -z/sqrt(2) <= 0) the sum lies in [1, 2] and
+    # loses nothing; elsewhere it loses ~1e-7 absolute, times z/2.
+    tf2onnx.convert.from_function(
+        function, input_signature=signature, opset=opset_version,
+        output_path=str(filepath),
+        custom_op_handlers={"Erfc": (_erfc_as_erf, [])})
+    if verbose or verbose is None:
+        print(f"Saved ONNX model at {filepath!r}.")
+    return filepath
+
+
+def _tensor_spec(spec):
+    """A `keras.InputSpec` (or a `tf.TensorSpec`) as a `tf.TensorSpec`."""
+    if isinstance(spec, tf.TensorSpec):
+        return spec
+    return tf.TensorSpec(spec.shape, spec.dtype, name=spec.name)
+
+
+def _erfc_as_erf(ctx, node, name, args):
+    """tf2onnx handler: Erfc(x) -> Sub(1, Erf(x))."""
+    from tf2onnx import utils
+    import numpy as np
+
+    dtype = utils.map_onnx_to_numpy_type(ctx.get_dtype(node.input[0]))
+    erf = ctx.make_node("Erf", [node.input[0]])
+    one = ctx.make_const(utils.make_name(f"{name}_one"), np.array(1, dtype))
+    node.type = "Sub"
+    ctx.replace_inputs(node, [one.output[0], erf.output[0]])
