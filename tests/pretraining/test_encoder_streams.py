@@ -416,3 +416,17 @@ def test_two_processes_split_the_single_streams_batches(family_setup, tasks,
             np.testing.assert_array_equal(
                 np.concatenate([got[0][key], got[1][key]]), want[key],
                 err_msg=key)
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("case", ["mlm", "mlm_albert", "mlm_nsp", "mlm_sop",
+                                  "rtd"])
+def test_numpy_packing_is_the_familys_pack_ids(family_setup, tasks, case):
+    stream = _stream(family_setup, case, task=tasks(case))
+    examples = [stream.next_example() for _ in range(24)]
+    got = stream.pack(examples)
+    want = stream.pack_with_preprocessor(examples)
+    assert got.keys() == want.keys()
+    for key in want:
+        assert got[key].dtype == want[key].dtype, key
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)

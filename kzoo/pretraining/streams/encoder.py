@@ -80,6 +80,12 @@ def masking_preprocessor(task, corpus, sequence_length, **kwargs):
     # config: no preset to resolve by path), read as a preset folder.
     preprocessor = cls.from_preset(Preset(corpus.tokenizer_folder),
                                    sequence_length=sequence_length, **kwargs)
+    limit = getattr(task.backbone, "max_sequence_length", None)
+    if limit is not None and sequence_length > limit:
+        raise ValueError(
+            f"sequence_length={sequence_length} is longer than the "
+            f"{type(task.backbone).__name__}'s position table ({limit}); use "
+            f"sequence_length <= {limit}.")
     vocabulary = preprocessor.tokenizer.vocabulary_size
     if vocabulary > task.backbone.vocabulary_size:
         raise CorpusError(
@@ -117,29 +123,64 @@ class EncoderStream(BatchStream):
     def __init__(self, corpus, preprocessor, batch_size, adapt=None,
                  **kwargs):
         super().__init__(corpus, batch_size, **kwargs)
+        if not preprocessor.built:
+            preprocessor.build()  # its masker (setup runs on first use)
         self.preprocessor = preprocessor
         self.sequence_length = int(preprocessor.sequence_length)
         self.adapt = adapt
 
     def pack(self, examples):
-        """Pack the examples' segments as the family packs text: rows with
-        one segment and rows with two are packed apart (an empty B would
-        get a [SEP] of its own) and put back in order."""
+        """Pack the examples' segments as the family's `pack_ids` packs
+        text: `[CLS] A [SEP]`, or `[CLS] A [SEP]... B [SEP]` with the
+        family's separators between, segment ids 0 up to A's separators
+        and 1 after (where the backbone reads them), then padding.
+
+        Why not `pack_ids` itself: keras-hub's packer runs a Python path
+        on JAX and torch that took ~90 ms a batch of 32 x 128 here, most
+        of a masked-LM batch; this is the same layout in NumPy
+        (`tests/pretraining/test_encoder_streams.py` holds the two
+        equal)."""
+        preprocessor = self.preprocessor
+        tokenizer = preprocessor.tokenizer
+        cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+        between = [sep] * preprocessor.separators_between
+        length = self.sequence_length
+        token_ids = np.full((len(examples), length), tokenizer.pad_token_id,
+                            np.int32)
+        segment_ids = np.zeros((len(examples), length), np.int32)
+        padding_mask = np.zeros((len(examples), length), np.int32)
+        for row, example in enumerate(examples):
+            segments = example["segments"]
+            ids = [cls, *segments[0]]
+            ids += between if len(segments) > 1 else [sep]
+            first = len(ids)
+            for segment in segments[1:]:
+                ids += [*segment, sep]
+            ids = ids[:length]
+            token_ids[row, :len(ids)] = ids
+            segment_ids[row, first:len(ids)] = 1
+            padding_mask[row, :len(ids)] = 1
+        x = {"token_ids": token_ids, "padding_mask": padding_mask}
+        if preprocessor.segment_input:
+            x["segment_ids"] = segment_ids
+        return x
+
+    def pack_with_preprocessor(self, examples):
+        """`pack`, done by the family's `pack_ids` (rows of one segment
+        and of two packed apart: an empty B would get a [SEP] of its
+        own): the reference `pack` is held to."""
         counts = [len(example["segments"]) for example in examples]
-        parts = {}
+        order, parts = [], []
         for count in sorted(set(counts)):
             rows = [i for i, c in enumerate(counts) if c == count]
-            segments = tuple(
+            order += rows
+            parts.append(self.preprocessor.pack_ids(tuple(
                 _ragged([examples[i]["segments"][k] for i in rows])
-                for k in range(count))
-            parts[count] = (rows, self.preprocessor.pack_ids(segments))
-        if len(parts) == 1:
-            return next(iter(parts.values()))[1]
-        order = np.argsort(np.concatenate([rows for rows, _ in
-                                           parts.values()]))
-        return {key: tf.gather(tf.concat([x[key] for _, x in parts.values()],
-                                         axis=0), order)
-                for key in next(iter(parts.values()))[1]}
+                for k in range(count))))
+        inverse = np.argsort(order)
+        return {key: np.concatenate([np.asarray(part[key])
+                                     for part in parts])[inverse]
+                for key in parts[0]}
 
     def finish(self, examples, seed):
         x = self.pack(examples)
