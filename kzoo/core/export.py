@@ -31,9 +31,10 @@ and ONNX graphs on token ids.
 - **ONNX** (`format="onnx"`, tasks and backbones) is on token ids: ONNX
   has no ops for the tokenizers. From the TensorFlow backend, through
   tf2onnx (as Keras' own ONNX export there), with one op handler Keras
-  does not pass (`export_onnx`); checked with onnxruntime. JAX (Keras
-  needs jax2onnx, which brings flax and orbax) and torch (its exporter
-  fails on the free batch axis) raise `ExportError`.
+  does not pass (`export_onnx`); checked with onnxruntime. On torch,
+  Keras' exporter (torch.onnx) works only with every axis fixed, the
+  batch too; JAX (Keras needs jax2onnx, which brings flax and orbax)
+  and torch with a free batch raise `ExportError`.
 """
 
 import inspect
@@ -182,18 +183,27 @@ def export_onnx(model, filepath, verbose=None, input_signature=None,
     `max_sequence_length`), the batch free. TensorFlow backend only."""
     owner = f"{type(model).__name__}.export"
     backend = keras.backend.backend()
+    if backend == "torch" and _all_fixed(input_signature):
+        # torch.onnx's dynamo exporter (Keras' first choice on torch)
+        # exports these models when every axis is fixed.
+        return keras.Model.export(model, str(filepath), format="onnx",
+                                  verbose=verbose,
+                                  input_signature=input_signature,
+                                  opset_version=opset_version)
     if backend not in ONNX_BACKENDS:
-        # Checked on Keras 3.15.1: on JAX Keras' ONNX path needs jax2onnx
-        # (which brings flax, optax and orbax with it); torch's exporter
-        # fails on the dynamic batch axis (the TorchScript exporter cannot
-        # trace Keras' layer-norm shape arithmetic).
+        # Checked on Keras 3.15.1 and torch 2.13: with a free batch axis
+        # Keras takes torch's TorchScript exporter, which cannot trace
+        # Keras' layer-norm shape arithmetic; on JAX Keras' ONNX path
+        # needs jax2onnx (which brings flax, optax and orbax with it).
+        fixed = (" (or, on torch, pass an input_signature whose every "
+                 "axis is fixed, the batch too: torch.onnx exports that)"
+                 if backend == "torch" else "")
         raise ExportError(
-            f"{owner}: kzoo exports ONNX from the TensorFlow backend, not "
-            f"{backend!r} (Keras' {backend} exporter fails on these models "
-            "or needs packages kzoo does not test). The weights are the "
-            "same on every backend: save with save_to_preset(folder), and "
-            "in a process started with KERAS_BACKEND=tensorflow load it "
-            "with from_preset(folder) and export(path, format='onnx').")
+            f"{owner}: kzoo exports ONNX with a free batch axis from the "
+            f"TensorFlow backend, not {backend!r}{fixed}. The weights are "
+            "the same on every backend: save with save_to_preset(folder), "
+            "and in a process started with KERAS_BACKEND=tensorflow load "
+            "it with from_preset(folder) and export(path, format='onnx').")
     if input_signature is None:
         preprocessor = getattr(model, "preprocessor", None)
         length = preprocessor.sequence_length if preprocessor is not None \
@@ -220,6 +230,15 @@ def export_onnx(model, filepath, verbose=None, input_signature=None,
     if verbose or verbose is None:
         print(f"Saved ONNX model at {filepath!r}.")
     return filepath
+
+
+def _all_fixed(input_signature):
+    """Whether every axis of every spec in `input_signature` is known."""
+    if input_signature is None:
+        return False
+    return all(dim is not None
+               for spec in keras.tree.flatten(input_signature)
+               for dim in spec.shape)
 
 
 def _tensor_spec(spec):

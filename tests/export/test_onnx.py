@@ -1,7 +1,9 @@
 """ONNX on token ids (`export(path, format="onnx")`, `kzoo.core.export`):
 a text classifier, a question answerer and a bare backbone, each run in
 onnxruntime, give what the model gives (<= 1e-4). The TensorFlow backend
-exports (tf2onnx); JAX and torch raise `ExportError` naming it."""
+exports with a free batch axis (tf2onnx); torch with every axis fixed
+(torch.onnx); otherwise JAX and torch raise `ExportError` naming the
+TensorFlow backend."""
 
 import keras
 import numpy as np
@@ -73,3 +75,25 @@ def test_refused_with_the_backend_to_use(tmp_path):
             model.export(tmp_path / "model.onnx", format="onnx",
                          verbose=False)
     assert not (tmp_path / "model.onnx").exists()
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch",
+                    reason="torch's exporter, with every axis fixed")
+def test_torch_exports_a_fixed_batch(tmp_path):
+    import onnxruntime
+    classifier = kzoo.BertTextClassifier.from_preset(
+        PRESET, num_classes=3, sequence_length=16, load_weights=False)
+    inputs = _ids(classifier.preprocessor, TEXTS, classifier.input_names)
+    signature = [{name: keras.InputSpec(shape=(3, 16), dtype="int32",
+                                        name=name)
+                  for name in classifier.input_names}]
+    path = tmp_path / "classifier.onnx"
+    classifier.export(path, format="onnx", verbose=False,
+                      input_signature=signature)
+    session = onnxruntime.InferenceSession(
+        str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: inputs[i.name]
+                             for i in session.get_inputs()})
+    np.testing.assert_allclose(
+        got[0], _flat(classifier.predict_on_batch(inputs))[0], atol=1e-4,
+        rtol=0)
