@@ -50,12 +50,19 @@ class IdsStream(BatchStream):
 
     # --- units ------------------------------------------------------------
 
-    def _next_unit(self):
-        if self.unit == "document":
-            document, _ = self.walk.next_document()
-            return [int(document)]
-        _, document, sentence, _ = self.walk.next_sentence()
-        return [int(document), int(sentence)]
+    def _next_unit(self, unit):
+        """The unit after `unit` (None: the walk's next)."""
+        if self.unit == "sentence" and unit is not None:
+            # The next sentence of the document, read here and not with
+            # `walk.next_sentence`, which lists the document's sentences
+            # at every call.
+            shard, local = self.corpus.locate(unit[0])
+            first, end = shard.document_sentence_range(local)
+            if unit[1] + 1 < end - first:
+                return [unit[0], unit[1] + 1]
+        document, _ = self.walk.next_document()
+        return [int(document)] if self.unit == "document" else \
+            [int(document), 0]
 
     def _body(self, unit):
         key = tuple(unit)
@@ -67,6 +74,9 @@ class IdsStream(BatchStream):
                 shard, local = self.corpus.locate(key[0])
                 first, _ = shard.document_sentence_range(local)
                 body = shard.sentence(first + key[1])
+            # A plain array over the same memory: slicing a np.memmap
+            # costs several times more.
+            body = np.asarray(body)
             self._units[key] = body
             if len(self._units) > _UNIT_CACHE:
                 self._units.popitem(last=False)
@@ -104,7 +114,8 @@ class IdsStream(BatchStream):
         while left:
             if cursor["unit"] is None or \
                     cursor["offset"] >= self.unit_length(cursor["unit"]):
-                cursor["unit"], cursor["offset"] = self._next_unit(), 0
+                cursor["unit"] = self._next_unit(cursor["unit"])
+                cursor["offset"] = 0
                 if self.unit_length(cursor["unit"]) == 0:
                     empty += 1
                     if empty > self.corpus.num_documents + 1:
