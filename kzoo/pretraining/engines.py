@@ -15,11 +15,11 @@ memory maps, the dynamic draws (masks, noise) are made for its rows only.
                 process' batch as its local part of the global array
                 (`jax.make_array_from_process_local_data`): the local rows
                 go in as they are.
-    tensorflow  MultiWorkerMirroredStrategy (TF_CONFIG; MirroredStrategy
-                for several GPUs of one process). Fed a distributed dataset
-                made per worker (`distribute_datasets_from_function`), each
-                worker's pipeline being its own rows; nothing is sharded
-                again (auto-sharding off).
+    tensorflow  not yet (refused with a clear error, see `setup`): the
+                plan is MultiWorkerMirroredStrategy fed a distributed
+                dataset made per worker from its own rows
+                (`distribute_datasets_from_function`, auto-sharding off),
+                `feed` below; it stops early on Keras 3.15.1.
     torch       DistributedDataParallel (`torch_ddp.wrap(...,
                 per_process_batches=True)`): each process' step takes its
                 local batch whole; DDP averages the gradients.
@@ -100,7 +100,17 @@ class Engine:
             from kzoo import distribution
             strategy = distribution.strategy()
             if strategy is not tf.distribute.get_strategy():
-                self.strategy = strategy
+                # Not yet: under MultiWorkerMirroredStrategy the distributed
+                # dataset below (`feed`) ends after the first checkpoint
+                # interval on Keras 3.15.1 / TF 2.21 ("input ran out of
+                # data": Keras iterates it twice and the second iterator
+                # shares the stream's generator), so the run trains fewer
+                # steps than asked. Refused until that is fixed and tested.
+                raise ValueError(
+                    "kzoo pretrain under a tf.distribute strategy (several "
+                    "TensorFlow workers or GPUs) is not supported yet; run "
+                    "it on the jax or torch backend (KERAS_BACKEND), which "
+                    "scripts/launch.py starts the same way.")
         elif self.model_parallel > 1:
             raise ValueError("model_parallel needs the jax backend.")
 

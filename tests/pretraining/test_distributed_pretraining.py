@@ -116,7 +116,10 @@ def final_weights(output):
         return [data[key].astype(np.float64) for key in sorted(data)]
 
 
-@pytest.mark.parametrize("backend", ["jax", "torch", "tensorflow"])
+@pytest.mark.parametrize("backend", ["jax", "torch", pytest.param(
+    "tensorflow", marks=pytest.mark.skip(
+        reason="kzoo pretrain refuses tf.distribute strategies for now: the "
+               "distributed dataset ends early (kzoo/pretraining/engines.py)"))])
 def test_two_processes_train_what_one_process_trains(tiny, backend):
     if keras.backend.backend() != backend:
         pytest.skip(f"runs in the {backend} pass of the suite")
