@@ -8,6 +8,7 @@ guide fine-tunes BART on a real text-to-text task built from the Jane
 Austen novels bundled with kzoo:
 
 > input: `she was not to be disappointed in her hopes of seeing him`
+>
 > target: `She was not to be disappointed in her hopes of seeing him.`
 
 The input is a sentence lowercased with its punctuation taken out; the
