@@ -150,8 +150,10 @@ def text_resources(preprocessor):
         if id(value) in seen or depth > 3:
             return
         seen.add(id(value))
-        if isinstance(value, tf.__internal__.tracking.Trackable) and \
-                not isinstance(value, keras.layers.Layer):
+        # tf-text's tokenizers are tf.Modules (FastWordpieceTokenizer
+        # holds its model), lookup tables TrackableResources.
+        if isinstance(value, (tf.Module,
+                              tf.saved_model.experimental.TrackableResource)):
             found.append(value)
             return
         if isinstance(value, (list, tuple)):

@@ -102,18 +102,24 @@ def test_served_raw_text_equals_predict(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     assert results.pop("imported") == []  # neither kzoo nor keras-hub
+    worst = {}
     for name, outputs in expected.items():
         served = results[name]
         assert sorted(served) == sorted(outputs), name
         for key, value in outputs.items():
             got = np.asarray(served[key], "float32")
             assert got.shape == value.shape, (name, key)
+            worst[name] = max(worst.get(name, 0.0),
+                              float(np.max(np.abs(got - value))))
             np.testing.assert_allclose(got, value, atol=1e-5, rtol=0,
                                        err_msg=f"{name} {key}")
         default = results[name + "/default"]
         for key, value in outputs.items():
             np.testing.assert_allclose(np.asarray(default[key], "float32"),
                                        value, atol=1e-5, rtol=0)
+    # Shown with pytest -s (the numbers docs/serving.md quotes).
+    print(f"{keras.backend.backend()} max abs difference from predict: "
+          + ", ".join(f"{name} {value:.1e}" for name, value in worst.items()))
 
 
 @pytest.mark.skipif(keras.backend.backend() != "torch",
