@@ -85,7 +85,6 @@ def export_saved_model(task, filepath, num_texts=None, verbose=None):
     """Write `task` as a SavedModel whose `serve` endpoint takes raw
     strings (see this module's docstring; `Task.export` documents it)."""
     owner = f"{type(task).__name__}.export"
-    check_backend(owner)
     preprocessor = task.preprocessor
     if preprocessor is None:
         raise ExportError(
@@ -93,6 +92,16 @@ def export_saved_model(task, filepath, num_texts=None, verbose=None):
             "tokenizer to put in the graph. Build it with its preprocessor "
             "(from_preset(...) makes one), or export token ids only with "
             "keras.Model.export(task, path).")
+    if preprocessor.draws_per_call:
+        # A masked LM's preprocessor draws fresh masks on every call: a
+        # served graph would answer the same text differently each time.
+        raise ExportError(
+            f"{owner}: {type(preprocessor).__name__} draws anew on every "
+            "call (masking), so a served model would not give predict's "
+            "outputs. Export a task whose preprocessor packs text the same "
+            "way every time, or the token ids: "
+            "keras.Model.export(task, path).")
+    check_backend(owner)
     names = preprocessor.serving_text_names(num_texts)
     specs = token_id_signature(task, preprocessor.sequence_length)
     archive = keras.export.ExportArchive()

@@ -131,3 +131,13 @@ def test_torch_refuses_with_the_way_out(tmp_path):
                        r" \(or jax\)"):
         classifier.export(tmp_path / "model", verbose=False)
     assert not (tmp_path / "model").exists()
+
+
+@pytest.mark.once
+def test_a_preprocessor_that_draws_is_refused(tmp_path):
+    # Before the backend is asked: the same error on every backend.
+    masked_lm = kzoo.BertMaskedLM.from_preset(
+        PRESET, sequence_length=8, load_weights=False)
+    with pytest.raises(ExportError, match="draws anew on every call"):
+        masked_lm.export(tmp_path / "model", verbose=False)
+    assert not (tmp_path / "model").exists()
