@@ -141,12 +141,15 @@ def test_two_processes_train_what_one_process_trains(tiny, backend):
     assert len(weights) == len(reference)
     weight_diff = max(float(np.max(np.abs(a - b))) if a.size else 0.0
                       for a, b in zip(weights, reference))
+    # How far training moved the float variables (not the step counters)
+    # between the two checkpoints.
     moved = max(float(np.max(np.abs(a - b))) if a.size else 0.0
-                for a, b in zip(weights, final_weights_at_start(one)))
+                for a, b, f in zip(weights, final_weights_at_start(one),
+                                   float_kinds(one)) if f)
     print(f"{backend}: 2 processes vs 1: max |loss diff| {loss_diff:.3g}, "
           f"max |weight diff| {weight_diff:.3g} (moved {moved:.3g}); "
           f"{seconds:.0f} s")
-    assert moved > 100 * TOLERANCE
+    assert moved > 10 * TOLERANCE
     assert loss_diff <= TOLERANCE and weight_diff <= TOLERANCE
     # Only process 0 wrote OUTPUT: one run's files, each checkpoint once.
     assert "pretrained 4 steps" in output
@@ -158,3 +161,11 @@ def final_weights_at_start(output):
     step, folder = checkpoints.list_checkpoints(output)[0]
     with np.load(folder / "variables.npz") as data:
         return [data[key].astype(np.float64) for key in sorted(data)]
+
+
+def float_kinds(output):
+    """Which saved variables are floating point, in `final_weights`'
+    order."""
+    _, folder = checkpoints.list_checkpoints(output)[-1]
+    with np.load(folder / "variables.npz") as data:
+        return [data[key].dtype.kind == "f" for key in sorted(data)]
