@@ -261,14 +261,13 @@ def merge_parts(output, progress=True):
             "every part with the same N (remove the others' "
             "manifest.part-*.json).")
     count = counts.pop()
-    with _merge_lock(output):
-        if not _merge_if_complete(output, count, progress):
-            present = {read_json(path)["part"][0] for path in manifests}
-            missing = [str(i) for i in range(count) if i not in present]
-            raise CorpusError(
-                f"{output} lacks part(s) {', '.join(missing)} of {count}: "
-                f"run `kzoo prepare-corpus ... --part {missing[0]}/{count}` "
-                "for each, then merge.")
+    if not _merge_if_complete(output, count, progress):
+        present = {read_json(path)["part"][0] for path in manifests}
+        missing = [str(i) for i in range(count) if i not in present]
+        raise CorpusError(
+            f"{output} lacks part(s) {', '.join(missing)} of {count}: "
+            f"run `kzoo prepare-corpus ... --part {missing[0]}/{count}` "
+            "for each, then merge.")
     return read_manifest(output)
 
 
