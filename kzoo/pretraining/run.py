@@ -372,7 +372,11 @@ class Run:
                     "validation_freq": options["eval_every"] // interval}
             with engine.scope():
                 self._fit(metrics, interval, fit_kwargs)
-            if evaluation is not None and max_steps % options["eval_every"]:
+            # The end's evaluation, unless fit's last "epoch" (cut short
+            # at max_steps) scored the held-out set already.
+            if evaluation is not None and max_steps % options["eval_every"] \
+                    and not (self.evaluations and
+                             self.evaluations[-1]["step"] == max_steps):
                 metrics.on_train_begin()
                 with engine.scope():
                     results = keras.Model.evaluate(

@@ -148,7 +148,11 @@ class FusedAdamMixin:
         # The kernel takes scalars as Python numbers: one host read of the
         # step and the rate per step (on a GPU, a wait for the backward
         # pass that the update needs anyway).
-        step = float(self.iterations.value) + 1.0
+        # With gradient accumulation Keras' `iterations` is a tensor (its
+        # batch count floor-divided by the accumulation steps), else the
+        # variable.
+        iterations = self.iterations
+        step = float(getattr(iterations, "value", iterations)) + 1.0
         learning_rate = float(learning_rate)
         weight_decay = float(self.weight_decay or 0.0)
         epsilon = self.epsilon / math.sqrt(1.0 - self.beta_2 ** step)

@@ -1,10 +1,20 @@
-"""A tiny BERT preset, a tiny prepared corpus with its tokenizer, and a
-small masked-LM objective ("tiny_mlm": a few random positions masked per
-row, seeded by the batch's draw seed) for the pretraining-run tests; run
-as a script it is `kzoo` with that objective registered (the subprocess
-the kill tests start)."""
+"""What the pretraining-run tests train: a tiny BERT preset with
+bert_tiny_en_uncased's tokenizer (`make_mlm_preset`) and a corpus that
+`kzoo.corpus.prepare_corpus` makes from paragraphs of the bundled Austen
+excerpts (`prepare_text_corpus`), for the real "mlm" objective; and, for
+the multi-process tests, a 125-word BERT preset, a corpus of random ids
+and a small masked-LM objective ("tiny_mlm": a few random positions
+masked per row, seeded by the batch's draw seed).
 
+Run as a script it is `kzoo` with tiny_mlm registered (the subprocess
+the kill tests start). With KZOO_TEST_PAUSE_AFTER_CHECKPOINT=N set it
+stops still (sleeps) once checkpoint N is written, so that a test's
+`kill -9` lands between two checkpoints whatever the machine's speed.
+"""
+
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +42,59 @@ def make_preset(folder, sequence_length=32):
     task = kzoo.BertMaskedLM(backbone=backbone, preprocessor=preprocessor)
     task.save_to_preset(folder)
     return folder
+
+
+MLM_PRESET = "bert_tiny_en_uncased"
+
+
+def make_mlm_preset(folder, **overrides):
+    """A 2-layer, 32-wide BERT (dropout 0.1) with bert_tiny_en_uncased's
+    tokenizer, saved as a preset; `overrides` go to the backbone."""
+    import kzoo
+    from helpers import make_tiny_bert
+    folder = Path(folder)
+    tokenizer = kzoo.BertTokenizer.from_preset(MLM_PRESET)
+    make_tiny_bert(vocabulary_size=tokenizer.vocabulary_size,
+                   **overrides).save_to_preset(folder)
+    tokenizer.save_to_preset(folder)
+    return folder
+
+
+def prepare_text_corpus(folder, preset, paragraphs=24,
+                        validation_documents=None, tokenizer=None):
+    """`prepare_corpus` on the first `paragraphs` paragraphs of each
+    bundled Austen excerpt (one document each), tokenized with `preset`'s
+    tokenizer (or `tokenizer`, a preset name or Tokenizer)."""
+    from kzoo.corpus import prepare_corpus
+    from helpers import AUSTEN_NOVELS, austen_paragraphs
+    folder = Path(folder)
+    text = folder.parent / f"{folder.name}_text"
+    text.mkdir(parents=True, exist_ok=True)
+    for novel in AUSTEN_NOVELS:
+        (text / f"{novel}.txt").write_text("\n\n".join(
+            austen_paragraphs(novel, min_words=8)[:paragraphs]) + "\n",
+            encoding="utf-8")
+    prepare_corpus(str(text), str(folder), tokenizer or str(preset),
+                   validation_documents=validation_documents, processes=1,
+                   progress=False)
+    return folder
+
+
+def _pause_after_checkpoint(step):
+    """Sleep for good once checkpoint `step` is written (the kill test
+    kills the process there)."""
+    from kzoo.pretraining import checkpoints
+    write = checkpoints.write_checkpoint
+
+    def write_then_pause(output, at, arrays, state):
+        final = write(output, at, arrays, state)
+        if at == step:
+            print(f"paused after checkpoint {at}", flush=True)
+            while True:
+                time.sleep(60)
+        return final
+
+    checkpoints.write_checkpoint = write_then_pause
 
 
 def make_corpus(folder, preset, documents=40, seed=0):
@@ -120,5 +183,8 @@ class TinyMaskStream(_stream_base()):
 
 if __name__ == "__main__":
     register_tiny_mlm()
+    if os.environ.get("KZOO_TEST_PAUSE_AFTER_CHECKPOINT"):
+        _pause_after_checkpoint(
+            int(os.environ["KZOO_TEST_PAUSE_AFTER_CHECKPOINT"]))
     from kzoo.cli import main
     sys.exit(main(sys.argv[1:]))

@@ -1,8 +1,15 @@
-"""`kzoo pretrain` resumes exactly: a run killed with SIGKILL (after its
-first checkpoint, or while writing one) and run again trains what the
-uninterrupted run trains, per-step losses and final weights equal; a full
-disk keeps the previous checkpoint. On the suite's current backend (each
-backend's pass runs it)."""
+"""`kzoo pretrain` resumes exactly, on the suite's current backend (each
+backend's pass runs these): a `kzoo pretrain` process killed with SIGKILL
+after a checkpoint and the same command run again train what the
+uninterrupted run trains (per-step losses and final weights equal,
+<= 1e-6), with gradient accumulation too (its step count and learning
+rate schedule over optimizer steps); a mixed_bfloat16 run restores its
+variables with their dtypes. The real "mlm" objective on a corpus that
+`kzoo.corpus.prepare_corpus` made from a few paragraphs.
+
+A full disk or a kill while a checkpoint is written
+(`test_run_inputs.py`), bad inputs, evaluation and the config file are
+backend-independent and run once."""
 
 import json
 import os
@@ -17,18 +24,17 @@ import numpy as np
 import pytest
 
 import pretraining_testing
+from kzoo.cli import main as kzoo_main
 from kzoo.pretraining import checkpoints
-from kzoo.pretraining.config import PretrainingError
-from kzoo.pretraining.run import pretrain
+from kzoo.pretraining.run import Run, pretrain
 
-pretraining_testing.register_tiny_mlm()
-
-OPTIONS = dict(objective="tiny_mlm", from_scratch=True, max_steps=12,
-               batch_size=4, sequence_length=32, checkpoint_every=4,
+STEPS = 6
+OPTIONS = dict(objective="mlm", from_scratch=True, max_steps=STEPS,
+               batch_size=4, sequence_length=32, checkpoint_every=2,
                learning_rate=1e-3, warmup_steps=2, seed=5, verbose=0)
-FLAGS = ["--objective", "tiny_mlm", "--from-scratch", "--max-steps", "12",
+FLAGS = ["--objective", "mlm", "--from-scratch", "--max-steps", str(STEPS),
          "--batch-size", "4", "--sequence-length", "32",
-         "--checkpoint-every", "4", "--learning-rate", "1e-3",
+         "--checkpoint-every", "2", "--learning-rate", "1e-3",
          "--warmup-steps", "2", "--seed", "5", "--quiet"]
 SCRIPT = Path(pretraining_testing.__file__)
 
@@ -36,8 +42,8 @@ SCRIPT = Path(pretraining_testing.__file__)
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("pretraining")
-    preset = pretraining_testing.make_preset(root / "preset")
-    corpus = pretraining_testing.make_corpus(root / "corpus", preset)
+    preset = pretraining_testing.make_mlm_preset(root / "preset")
+    corpus = pretraining_testing.prepare_text_corpus(root / "corpus", preset)
     return root, str(preset), str(corpus)
 
 
@@ -45,29 +51,32 @@ def tiny(tmp_path_factory):
 def uninterrupted(tiny):
     root, preset, corpus = tiny
     summary = pretrain(preset, corpus, root / "whole", **OPTIONS)
-    assert summary["steps_this_run"] == 12
+    assert summary["steps_this_run"] == STEPS
     return root / "whole"
 
 
-def losses(output):
+def records(output):
     lines = (Path(output) / "metrics.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
-    return {r["step"]: r["loss"] for r in records if "loss" in r}
+    return [json.loads(line) for line in lines]
 
 
-def final_weights(output):
+def losses(output):
+    return {r["step"]: r["loss"] for r in records(output) if "loss" in r}
+
+
+def final_weights(output, steps=STEPS):
     step, folder = checkpoints.list_checkpoints(output)[-1]
-    assert step == 12
+    assert step == steps
     with np.load(folder / "variables.npz") as data:
         return [data[key] for key in sorted(data)]
 
 
-def assert_same_run(output, reference):
+def assert_same_run(output, reference, steps=STEPS):
     got, want = losses(output), losses(reference)
-    assert sorted(got) == list(range(1, 13)) == sorted(want)
+    assert sorted(got) == list(range(1, steps + 1)) == sorted(want)
     loss_diff = max(abs(got[s] - want[s]) for s in want)
-    weights = final_weights(output)
-    reference_weights = final_weights(reference)
+    weights = final_weights(output, steps)
+    reference_weights = final_weights(reference, steps)
     assert len(weights) == len(reference_weights)
     weight_diff = max(float(np.max(np.abs(
         a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
@@ -80,13 +89,18 @@ def assert_same_run(output, reference):
 def test_kill_9_then_the_same_command_resumes_exactly(tiny, uninterrupted):
     root, preset, corpus = tiny
     output = root / "killed"
-    command = [sys.executable, str(SCRIPT), "pretrain", preset, corpus,
-               str(output), *FLAGS]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(SCRIPT.parent), os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+    arguments = ["pretrain", preset, corpus, str(output), *FLAGS]
+    # The process stops still once checkpoint 2 is written (see
+    # pretraining_testing), so that the kill lands between two
+    # checkpoints however busy the machine is; a kill while a checkpoint
+    # is written is test_run_inputs.py's.
+    env = dict(os.environ, KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2",
+               OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+                   [str(SCRIPT.parent), os.environ.get("PYTHONPATH", "")]))
+    process = subprocess.Popen([sys.executable, str(SCRIPT), *arguments],
+                               env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
-    first = output / checkpoints.CHECKPOINTS / "step-000000004"
+    first = output / checkpoints.CHECKPOINTS / "step-000000002"
     deadline = time.time() + 300
     while not first.exists() and process.poll() is None and \
             time.time() < deadline:
@@ -94,58 +108,91 @@ def test_kill_9_then_the_same_command_resumes_exactly(tiny, uninterrupted):
     process.send_signal(signal.SIGKILL)
     out = process.communicate()[0].decode()
     assert process.returncode == -signal.SIGKILL, out
-    done = [s for s, _ in checkpoints.list_checkpoints(output)]
-    assert 4 in done and 12 not in done, (done, out)
-    again = subprocess.run(command, env=env, capture_output=True,
-                           text=True, timeout=300)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "resumed from step" in again.stdout
+    assert [s for s, _ in checkpoints.list_checkpoints(output)] == [2], out
+    # The same command again (in this process: a second interpreter
+    # start-up would double the test's time; the checkpoint holds every
+    # state a fresh process lacks).
+    assert kzoo_main(arguments) == 0
     assert_same_run(output, uninterrupted)
     assert (output / "preset" / "config.json").is_file()
 
 
 class Killed(BaseException):
-    """What a SIGKILL during the write would leave: nothing cleaned up."""
+    """Stands for a kill right after a checkpoint: nothing cleaned up."""
 
 
-def test_full_disk_and_a_kill_while_writing_leave_the_last_checkpoint(
-        tiny, uninterrupted, monkeypatch):
-    root, preset, corpus = tiny
-    output = root / "crashes"
-    write_arrays = checkpoints.write_arrays
+def kill_after_checkpoint(monkeypatch, step):
+    write = checkpoints.write_checkpoint
 
-    def full_disk(path, arrays):
-        if ".step-000000008" in str(path):
-            with open(path, "wb") as f:
-                f.write(b"half")
-            raise OSError(28, "No space left on device")
-        write_arrays(path, arrays)
-
-    monkeypatch.setattr(checkpoints, "write_arrays", full_disk)
-    with pytest.raises(PretrainingError, match="disk is full.*Free space"):
-        pretrain(preset, corpus, output, **OPTIONS)
-    names = sorted(p.name for p in (output / "checkpoints").iterdir())
-    assert names == ["step-000000004"]  # no half-written folder left
-
-    def killed(path, arrays):
-        if ".step-000000008" in str(path):
-            with open(path, "wb") as f:
-                f.write(b"half")
-            # A killed process cleans nothing up.
-            monkeypatch.setattr(checkpoints.shutil, "rmtree",
-                                lambda *a, **k: None)
+    def write_then_die(output, at, arrays, state):
+        final = write(output, at, arrays, state)
+        if at == step:
             raise Killed()
-        write_arrays(path, arrays)
+        return final
 
-    monkeypatch.setattr(checkpoints, "write_arrays", killed)
+    monkeypatch.setattr(checkpoints, "write_checkpoint", write_then_die)
+
+
+def test_gradient_accumulation_steps_schedule_and_exact_resume(
+        tiny, monkeypatch):
+    root, preset, corpus = tiny
+    options = dict(OPTIONS, max_steps=4, batch_size=2,
+                   gradient_accumulation_steps=2)
+    whole = root / "accumulated"
+    summary = pretrain(preset, corpus, whole, **options)
+    assert summary["steps_this_run"] == 4
+    steps = [r for r in records(whole) if "loss" in r]
+    assert [r["step"] for r in steps] == [1, 2, 3, 4]
+    # Warmup over optimizer steps (not batches): 0, peak/2, then linear
+    # decay to 0 at step 4.
+    np.testing.assert_allclose([r["learning_rate"] for r in steps],
+                               [0.0, 5e-4, 1e-3, 5e-4], atol=1e-12)
+    state = checkpoints.read_state(checkpoints.list_checkpoints(whole)[-1][1])
+    # Keras counts batches; 2 per optimizer step.
+    iterations = state["variables"].index(next(
+        p for p in state["variables"] if p.endswith("iteration")
+        or p.endswith("iterations")))
+    with np.load(checkpoints.list_checkpoints(whole)[-1][1]
+                 / "variables.npz") as data:
+        assert int(data[f"v{iterations:05d}"]) == 8
+
+    output = root / "accumulated_killed"
+    kill_after_checkpoint(monkeypatch, 2)
     with pytest.raises(Killed):
-        pretrain(preset, corpus, output, **OPTIONS)
+        pretrain(preset, corpus, output, **options)
     monkeypatch.undo()
-    names = sorted(p.name for p in (output / "checkpoints").iterdir())
-    assert names[0].startswith(".step-000000008.partial")
-    assert [s for s, _ in checkpoints.list_checkpoints(output)] == [4]
-    summary = pretrain(preset, corpus, output, **OPTIONS)
-    assert summary["resumed_from"] == 4
-    assert not [p for p in (output / "checkpoints").iterdir()
-                if p.name.startswith(".")]
-    assert_same_run(output, uninterrupted)
+    assert pretrain(preset, corpus, output, **options)["resumed_from"] == 2
+    assert_same_run(output, whole, steps=4)
+
+
+def test_mixed_bfloat16_runs_and_restores_its_variables(tiny, monkeypatch):
+    root, preset, corpus = tiny
+    options = dict(OPTIONS, max_steps=2, checkpoint_every=1, warmup_steps=1,
+                   dtype="mixed_bfloat16")
+    output = root / "bf16"
+    kill_after_checkpoint(monkeypatch, 1)
+    with pytest.raises(Killed):
+        pretrain(preset, corpus, output, **options)
+    monkeypatch.undo()
+    restore = Run._restore
+    restored = {}
+
+    def spy(self, folder):
+        state = restore(self, folder)
+        restored["dtypes"] = [keras.backend.standardize_dtype(v.dtype)
+                              for v in self.variables]
+        restored["state"] = state["dtypes"]
+        restored["policy"] = self.task.backbone.dtype_policy.name
+        return state
+
+    monkeypatch.setattr(Run, "_restore", spy)
+    summary = pretrain(preset, corpus, output, **options)
+    assert summary["resumed_from"] == 1 and summary["steps_this_run"] == 1
+    assert np.isfinite(summary["loss"])
+    assert restored["policy"] == "mixed_bfloat16"
+    # Mixed precision keeps float32 variables (computing in bfloat16);
+    # each comes back with the dtype it was saved with.
+    assert restored["dtypes"] == restored["state"]
+    assert "float32" in restored["dtypes"]
+    config = json.loads((output / "preset" / "config.json").read_text())
+    assert "mixed_bfloat16" in json.dumps(config)
