@@ -3,6 +3,8 @@
     python scripts/benchmark_pretraining.py prepare            # ~50 MB
     python scripts/benchmark_pretraining.py prepare --megabytes 200
     python scripts/benchmark_pretraining.py memory --sizes 100 2000
+    python scripts/benchmark_pretraining.py pipeline           # objectives
+    python scripts/benchmark_pretraining.py overhead --backends jax torch
 
 Sections:
 - `prepare`: `kzoo.corpus.prepare_corpus` MB/s on the bundled Austen
@@ -15,6 +17,17 @@ Sections:
   same work: kzoo also splits sentences and writes shards with boundaries.
 - `memory`: peak RSS of `prepare_corpus` (one process, in a child) per
   corpus size in MB: memory must not grow with the corpus.
+
+- `pipeline`: pipeline-only tokens/s of each registered objective's
+  stream (`stream.batch(i)` in a loop, `--batch-size` x
+  `--sequence-length`, on a corpus of the novels prepared with that
+  family's tokenizer), against the tokens/s one MLM train step of
+  `--step-preset` (BERT-base by default, random weights, batch
+  `--step-batch`) consumes here; the ratio's goal is >= 3.
+- `overhead`: per backend (each in a child process), `pretrain` tokens/s
+  of `--overhead-preset` with the real pipeline against the same run fed
+  in-memory batches of the same shapes (made once by the stream, then
+  repeated); the overhead's goal is <= 5%.
 
 Another section is a function `section_NAME(args)` and a line in SECTIONS.
 """
@@ -156,7 +169,206 @@ def section_memory(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
-SECTIONS = {"prepare": section_prepare, "memory": section_memory}
+# The preset each objective's pipeline is timed with (a family's small
+# one; the stream needs its task only for the preprocessor and shapes).
+PIPELINE_PRESETS = {
+    "mlm": "bert_tiny_en_uncased", "mlm_nsp": "bert_tiny_en_uncased",
+    "mlm_sop": "albert_base_en_uncased",
+    "rtd": "electra_small_discriminator_en_uncased",
+    "span_corruption": "t5_small_multi", "denoising": "bart_base_en",
+    "causal_lm": "gpt2_base_en", "bilm": "elmo_small_en",
+    "lm": "awd_lstm_wt103_en"}
+
+
+def offline_preset(name):
+    """`name`, or the test suite's stand-in of it (tests/data/presets: the
+    same tokenizer class with a small vocabulary) when the named preset's
+    tokenizer files come with its weights, not with kzoo."""
+    from kzoo.core.tokenizer import Tokenizer
+    try:
+        Tokenizer.from_preset(name)
+        return name
+    except Exception:  # noqa: BLE001 - TokenizerAssetError and kin
+        stand_in = ROOT / "tests" / "data" / "presets" / name
+        return str(stand_in) if stand_in.is_dir() else name
+
+
+def novels_folder(work, megabytes):
+    folder = work / "text"
+    if not folder.exists():
+        austen_files(folder, megabytes)
+    return folder
+
+
+def stream_for(objective_name, preset, corpus_folder, batch_size, length):
+    import kzoo.pretraining.streams  # noqa: F401 - registers objectives
+    from kzoo.corpus import Corpus
+    from kzoo.pretraining.objectives import OBJECTIVES
+    objective = OBJECTIVES[objective_name]
+    task = objective.make_task(preset, load_weights=False,
+                               sequence_length=length, **objective.options)
+    stream = objective.make_stream(task, Corpus(corpus_folder), batch_size,
+                                   0, 0, 1, None, length, **objective.options)
+    return task, stream
+
+
+def section_pipeline(args):
+    import kzoo  # noqa: F401
+    import keras
+
+    from kzoo.corpus import prepare_corpus
+    from kzoo.pretraining.objectives import OBJECTIVES
+    import kzoo.pretraining.streams  # noqa: F401
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_pipeline_"))
+    size, length = args.batch_size, args.sequence_length
+    try:
+        text = novels_folder(work, args.pipeline_megabytes)
+        rows = {}
+        print(f"pipeline: {keras.backend.backend()}, batches of {size} x "
+              f"{length}, {args.batches} batches after 2 warm-up ones")
+        for name in sorted(OBJECTIVES):
+            try:
+                preset = offline_preset(PIPELINE_PRESETS.get(name))
+                corpus = work / f"corpus_{Path(preset).name}"
+                if not corpus.exists():
+                    prepare_corpus([text], corpus, preset, progress=False,
+                                   validation_documents=0)
+                _, stream = stream_for(name, preset, corpus, size, length)
+                for index in range(2):
+                    stream.batch(index)
+                start = time.perf_counter()
+                for index in range(2, 2 + args.batches):
+                    stream.batch(index)
+                seconds = time.perf_counter() - start
+            except Exception as error:  # noqa: BLE001 - reported, skipped
+                print(f"  {name:<16} {PIPELINE_PRESETS.get(name)}: skipped ({type(error).__name__}"
+                      f": {str(error).splitlines()[0][:100]})", flush=True)
+                continue
+            rows[name] = args.batches * size * length / seconds
+            print(f"  {name:<16} {Path(preset).name:<40} {rows[name]:>10,.0f} tokens/s",
+                  flush=True)
+        step = train_step_tokens_per_second(args)
+        print(f"  train step: {args.step_preset} MLM, batch "
+              f"{args.step_batch} x {length}: {step:,.0f} tokens/s")
+        for name, speed in rows.items():
+            print(f"  ratio {name:<16} pipeline / step = {speed / step:6.1f}"
+                  f"  (goal >= 3)")
+        return rows, step
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def train_step_tokens_per_second(args):
+    """Tokens/s of `--step-preset`'s MLM train step on one batch, repeated
+    (`train_on_batch`: the step alone, no data pipeline)."""
+    import keras
+
+    from kzoo.corpus import prepare_corpus
+    from kzoo.training import AdamW
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_step_"))
+    try:
+        text = work / "text"
+        text.mkdir()
+        from kzoo.datasets import austen_text
+        (text / "emma.txt").write_text(austen_text("emma"), encoding="utf-8")
+        prepare_corpus([text], work / "corpus", args.step_preset,
+                       progress=False, validation_documents=0)
+        task, stream = stream_for("mlm", args.step_preset, work / "corpus",
+                                  args.step_batch, args.sequence_length)
+        task.compile(optimizer=AdamW(learning_rate=1e-4))
+        x, y, w = stream.batch(0)
+        task.train_on_batch(x, y, sample_weight=w)  # compile / warm up
+        start = time.perf_counter()
+        for _ in range(args.step_repeats):
+            task.train_on_batch(x, y, sample_weight=w)
+        seconds = (time.perf_counter() - start) / args.step_repeats
+        del keras
+        return args.step_batch * args.sequence_length / seconds
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+OVERHEAD = textwrap.dedent("""
+    import json, statistics, sys
+    from pathlib import Path
+    import kzoo
+    import kzoo.pretraining.streams
+    from kzoo.pretraining import run as run_module
+    preset, corpus, out, steps, batch, length, synthetic = sys.argv[1:8]
+    real_stream = run_module.Run._stream
+
+    class InMemory:
+        # The stream's first batches made once, then handed out again: the
+        # same shapes and values, no pipeline work in the timed steps.
+        def __init__(self, stream):
+            self.stream = stream
+            self.cached = [stream.batch(i) for i in range(4)]
+        def batch(self, index):
+            return self.cached[index % 4]
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+    def stream(self, *args, **kwargs):
+        made = real_stream(self, *args, **kwargs)
+        return InMemory(made) if synthetic == "1" else made
+
+    run_module.Run._stream = stream
+    run_module.pretrain(preset, corpus, out, objective="mlm",
+                        from_scratch=True, max_steps=int(steps),
+                        batch_size=int(batch), sequence_length=int(length),
+                        checkpoint_every=10 ** 6, verbose=0, overwrite=True)
+    records = [json.loads(l) for l in
+               (Path(out) / "metrics.jsonl").read_text().splitlines()]
+    speeds = [r["tokens_per_second"] for r in records
+              if "tokens_per_second" in r][2:]
+    print(statistics.median(speeds))
+""")
+
+
+def section_overhead(args):
+    from kzoo.corpus import prepare_corpus
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_overhead_"))
+    try:
+        text = novels_folder(work, args.pipeline_megabytes)
+        corpus = work / "corpus"
+        prepare_corpus([text], corpus, args.overhead_preset, progress=False,
+                       validation_documents=0)
+        print(f"overhead: {args.overhead_preset} from scratch, MLM, batch "
+              f"{args.batch_size} x {args.sequence_length}, median tokens/s "
+              f"of {args.overhead_steps} steps after 2")
+        rows = {}
+        for backend in args.backends:
+            speeds = {}
+            # Alternated, so that a change of the machine's load hits both.
+            for synthetic in ("1", "0", "1", "0"):
+                done = subprocess.run(
+                    [sys.executable, "-c", OVERHEAD, args.overhead_preset,
+                     str(corpus), str(work / f"run_{backend}"),
+                     str(args.overhead_steps + 2), str(args.batch_size),
+                     str(args.sequence_length), synthetic],
+                    capture_output=True, text=True,
+                    env={**os.environ, "KERAS_BACKEND": backend,
+                         "TF_CPP_MIN_LOG_LEVEL": "3"})
+                if done.returncode:
+                    print(f"  {backend}: failed: "
+                          f"{done.stderr.strip().splitlines()[-1][:200]}")
+                    break
+                speeds.setdefault(synthetic, []).append(
+                    float(done.stdout.split()[-1]))
+            else:
+                synthetic, real = (max(speeds["1"]), max(speeds["0"]))
+                rows[backend] = (real, synthetic)
+                print(f"  {backend:<11} real pipeline {real:9,.0f} tokens/s"
+                      f"  in-memory {synthetic:9,.0f} tokens/s  overhead "
+                      f"{1 - real / synthetic:6.1%}  (goal <= 5%)",
+                      flush=True)
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+SECTIONS = {"prepare": section_prepare, "memory": section_memory,
+            "pipeline": section_pipeline, "overhead": section_overhead}
 
 
 def main(argv=None):
@@ -172,6 +384,21 @@ def main(argv=None):
                         "is about 4 bytes a token of text: 2**20 -> 4 MB)")
     parser.add_argument("--sizes", type=float, nargs="+",
                         default=[100, 2000], help="memory: corpus MBs")
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="pipeline/overhead: examples per batch")
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--batches", type=int, default=20,
+                        help="pipeline: batches timed per objective")
+    parser.add_argument("--pipeline-megabytes", type=float, default=4,
+                        help="pipeline/overhead: MB of text in the corpus")
+    parser.add_argument("--step-preset", default="bert_base_en_uncased",
+                        help="pipeline: the model whose train step is timed")
+    parser.add_argument("--step-batch", type=int, default=8)
+    parser.add_argument("--step-repeats", type=int, default=3)
+    parser.add_argument("--overhead-preset", default="bert_small_en_uncased")
+    parser.add_argument("--overhead-steps", type=int, default=8)
+    parser.add_argument("--backends", nargs="+",
+                        default=["jax", "tensorflow", "torch"])
     args = parser.parse_args(argv)
     for section in args.sections:
         SECTIONS[section](args)
