@@ -77,6 +77,8 @@ def pretrain(preset, corpus, output, config=None, **options):
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise PretrainingError(f"OUTPUT {output} is a file; give a folder.")
+    created = not output.exists()
+    lock_existed = (output / checkpoints.LOCK).exists()
     output.mkdir(parents=True, exist_ok=True)
     # Many processes (engines.py): join the group first; process 0 holds
     # the lock and writes, the others read.
@@ -85,7 +87,25 @@ def pretrain(preset, corpus, output, config=None, **options):
     lock = checkpoints.RunLock(output) if engine.chief else \
         contextlib.nullcontext()
     with lock:
-        return Run(preset, corpus, output, options, engine).train()
+        try:
+            return Run(preset, corpus, output, options, engine).train()
+        except BaseException:
+            if engine.chief:
+                _leave_no_trace(output, created, lock_existed)
+            raise
+
+
+def _leave_no_trace(output, created, lock_existed):
+    """After a failed run: the lock file this run made goes (removed
+    while still held), and OUTPUT too when this run made it and nothing
+    else is in it (a run refused at set-up leaves nothing behind)."""
+    try:
+        if not lock_existed:
+            (output / checkpoints.LOCK).unlink(missing_ok=True)
+        if created and not any(output.iterdir()):
+            output.rmdir()
+    except OSError:
+        pass
 
 
 class Run:

@@ -1,10 +1,10 @@
-"""`kzoo pretrain` resumes exactly, on the suite's current backend (each
-backend's pass runs these): a `kzoo pretrain` process killed with SIGKILL
+"""`kzoo pretrain` resumes exactly: on the suite's current backend (each
+backend's pass runs it), a `kzoo pretrain` process killed with SIGKILL
 after a checkpoint and the same command run again train what the
 uninterrupted run trains (per-step losses and final weights equal,
-<= 1e-6), with gradient accumulation too (its step count and learning
-rate schedule over optimizer steps); a mixed_bfloat16 run restores its
-variables with their dtypes. The real "mlm" objective on a corpus that
+<= 1e-6); once, the same with gradient accumulation (its step count and
+learning rate schedule over optimizer steps), and a mixed_bfloat16 run
+restores its variables with their dtypes. The real "mlm" objective on a corpus that
 `kzoo.corpus.prepare_corpus` made from a few paragraphs.
 
 A full disk or a kill while a checkpoint is written
@@ -133,6 +133,10 @@ def kill_after_checkpoint(monkeypatch, step):
     monkeypatch.setattr(checkpoints, "write_checkpoint", write_then_die)
 
 
+# Accumulation and mixed precision are Keras' own on every backend, and
+# what a checkpoint saves of them is variables like any other: once (the
+# torch pass, where kzoo's fused AdamW update has its own path).
+@pytest.mark.once
 def test_gradient_accumulation_steps_schedule_and_exact_resume(
         tiny, monkeypatch):
     root, preset, corpus = tiny
@@ -165,6 +169,7 @@ def test_gradient_accumulation_steps_schedule_and_exact_resume(
     assert_same_run(output, whole, steps=4)
 
 
+@pytest.mark.once
 def test_mixed_bfloat16_runs_and_restores_its_variables(tiny, monkeypatch):
     root, preset, corpus = tiny
     options = dict(OPTIONS, max_steps=2, checkpoint_every=1, warmup_steps=1,
