@@ -26,7 +26,7 @@ from kzoo.corpus.shards import CorpusError
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.base import BatchStream
 from kzoo.pretraining.streams.sequence_packing import (
-    corpus_preprocessor, make_preset_task, numpy_batch,
+    compiled_packing, corpus_preprocessor, make_preset_task, numpy_batch,
     preset_task_class, ragged, stream_arguments)
 from kzoo.tasks.seq2seq_lm import Seq2SeqLM
 
@@ -52,6 +52,7 @@ class DenoisingStream(BatchStream):
     def __init__(self, corpus, preprocessor, batch_size, seed=0, **kwargs):
         super().__init__(corpus, batch_size, seed=seed, **kwargs)
         self.preprocessor = preprocessor
+        self._pack = compiled_packing(preprocessor)
         self.room = preprocessor.sequence_length - \
             preprocessor.special_token_count(1)
         self.block = {"document": None, "sentence": 0, "offset": 0}
@@ -101,7 +102,7 @@ class DenoisingStream(BatchStream):
         noised = [self.preprocessor.noise(example["ids"], rng=rng,
                                           sentence_ends=example["ends"])
                   for example in examples]
-        return numpy_batch(self.preprocessor.pack_ids(
+        return numpy_batch(self._pack(
             ragged(noised), ragged([e["ids"] for e in examples])))
 
 

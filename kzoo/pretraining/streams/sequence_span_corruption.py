@@ -24,7 +24,7 @@ import numpy as np
 
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
-    IdsStream, corpus_preprocessor, make_preset_task, new_cursor,
+    IdsStream, compiled_packing, corpus_preprocessor, make_preset_task, new_cursor,
     numpy_batch, preset_task_class, ragged, stream_arguments)
 from kzoo.preprocessing.span_corruption import (corrupt_spans,
                                                 random_spans_noise_mask,
@@ -55,6 +55,7 @@ class SpanCorruptionStream(IdsStream):
         super().__init__(corpus, batch_size, seed=seed,
                          suffix=[tokenizer.end_token_id], **kwargs)
         self.preprocessor = preprocessor
+        self._pack = compiled_packing(preprocessor)
         self.noise_density = float(noise_density)
         self.mean_noise_span_length = float(mean_noise_span_length)
         self.inputs_length = preprocessor.sequence_length
@@ -81,7 +82,7 @@ class SpanCorruptionStream(IdsStream):
     def finish(self, examples, seed):
         rng = np.random.default_rng(seed)
         pairs = [self.corrupt(example["ids"], rng) for example in examples]
-        return numpy_batch(self.preprocessor.pack_ids(
+        return numpy_batch(self._pack(
             ragged([p[0] for p in pairs]), ragged([p[1] for p in pairs])))
 
 
