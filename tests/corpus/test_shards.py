@@ -65,3 +65,18 @@ def test_another_tokenizer_is_refused(tmp_path):
     corpus.check_tokenizer("abc", "bert_tiny")
     with pytest.raises(CorpusError, match="another tokenizer"):
         corpus.check_tokenizer("def", "roberta_base")
+
+
+def test_a_tokenizer_that_only_renames_its_parent_hashes_as_the_parent():
+    """ELECTRA's released models use BERT's vocabulary: a corpus tokenized
+    with BERT's tokenizer feeds ELECTRA (same ids); GPT-2's does not."""
+    import kzoo
+    from kzoo.corpus import tokenizer_hash
+    bert = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    vocabulary = bert.asset_paths["vocabulary"]
+    electra = kzoo.ElectraTokenizer(vocabulary=str(vocabulary))
+    assert tokenizer_hash(electra) == tokenizer_hash(bert)
+    cased = kzoo.BertTokenizer(vocabulary=str(vocabulary), lowercase=False)
+    assert tokenizer_hash(cased) != tokenizer_hash(bert)
+    gpt2 = kzoo.GPT2Tokenizer.from_preset("gpt2_base_en")
+    assert tokenizer_hash(gpt2) != tokenizer_hash(bert)
