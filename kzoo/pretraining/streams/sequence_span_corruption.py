@@ -25,7 +25,7 @@ import numpy as np
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
     IdsStream, compiled_packing, corpus_preprocessor, make_preset_task,
-    new_cursor,    numpy_batch, preset_task_class, ragged, stream_arguments)
+    new_cursor, numpy_batch, preset_task_class, ragged, stream_arguments)
 from kzoo.preprocessing.span_corruption import (corrupt_spans,
                                                 random_spans_noise_mask,
                                                 span_corruption_lengths)
