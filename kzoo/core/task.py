@@ -380,7 +380,7 @@ class Task(CheckedArguments, keras.Model):
     # ------------------------------------------------------------------
     def export(self, filepath, format="tf_saved_model", verbose=None,
                input_signature=None, num_texts=None, **kwargs):
-        """Write the task for serving outside Python (and outside kzoo).
+        """Write the task for serving without kzoo (docs: serving.md).
 
         `format="tf_saved_model"` (with a preprocessor) writes a
         TensorFlow SavedModel whose `serve` endpoint (also
@@ -394,7 +394,7 @@ class Task(CheckedArguments, keras.Model):
         classifier: words split at whitespace, logits per token).
         `serve_token_ids` takes the input dict instead, at the
         preprocessor's `sequence_length`. Exported from the TensorFlow or
-        JAX backend; torch raises `kzoo.core.export.ExportError`.
+        JAX backend; torch raises `kzoo.ExportError`.
 
         Loading needs TensorFlow and tf-text (which registers the
         tokenizers' ops), not kzoo nor keras-hub:
@@ -406,10 +406,11 @@ class Task(CheckedArguments, keras.Model):
         logits = served.serve(tf.constant(["a fine film"]))
         ```
 
-        `format="onnx"` is Keras' ONNX export on token ids (the input
-        dict at `sequence_length`; ONNX has no tokenizer ops). Other
-        formats, and a task without a preprocessor, go to
-        `keras.Model.export` as they are.
+        `format="onnx"` writes an ONNX graph on token ids (the input
+        dict at `sequence_length`; ONNX has no tokenizer ops): from the
+        TensorFlow backend with a free batch axis, from torch with every
+        axis fixed in `input_signature`. Other formats, and a task
+        without a preprocessor, go to `keras.Model.export` as they are.
 
         Example:
         ```python

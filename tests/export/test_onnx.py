@@ -49,6 +49,7 @@ def test_onnx_runtime_equals_the_model(tmp_path):
             for name in backbone.input_names}]},
          _ids(classifier.preprocessor, TEXTS, backbone.input_names)),
     ]
+    worst = {}
     for name, model, options, inputs in cases:
         path = tmp_path / f"{name}.onnx"
         model.export(path, format="onnx", verbose=False, **options)
@@ -63,6 +64,11 @@ def test_onnx_runtime_equals_the_model(tmp_path):
             assert value.shape == reference.shape, name
             np.testing.assert_allclose(value, reference, atol=1e-4, rtol=0,
                                        err_msg=name)
+            worst[name] = max(worst.get(name, 0.0),
+                              float(np.max(np.abs(value - reference))))
+    # Shown with pytest -s (the numbers docs/serving.md quotes).
+    print("onnxruntime max abs difference: "
+          + ", ".join(f"{name} {value:.1e}" for name, value in worst.items()))
 
 
 @pytest.mark.skipif(keras.backend.backend() == "tensorflow",

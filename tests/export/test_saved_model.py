@@ -63,8 +63,10 @@ def _tasks():
         PRESET, sequence_length=16, load_weights=False)
     words = [text.split() for text in TEXTS]
     return [
-        ("classifier", classifier, {"texts": TEXTS},
-         classifier.predict(TEXTS, verbose=0)),
+        # Sentence pairs (num_texts=2); the embedder takes one text.
+        ("classifier", classifier, {"first_texts": TEXTS,
+                                    "second_texts": QUESTIONS},
+         classifier.predict((TEXTS, QUESTIONS), verbose=0)),
         ("tagger", tagger, {"sentences": TEXTS},
          tagger.predict(words, verbose=0)),
         ("answerer", answerer, {"questions": QUESTIONS,
@@ -88,7 +90,7 @@ def test_served_raw_text_equals_predict(tmp_path):
     cases, expected = {}, {}
     for name, task, inputs, outputs in _tasks():
         path = tmp_path / name
-        task.export(path, verbose=False)
+        task.export(path, verbose=False, num_texts=len(inputs))
         cases[name] = {"path": str(path), "inputs": inputs}
         expected[name] = _as_dict(outputs)
     (tmp_path / "cases.json").write_text(json.dumps(cases))
