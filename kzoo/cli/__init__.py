@@ -30,7 +30,7 @@ COMMANDS = {
     "generate": "Continue prompts (GPT-2) or answer inputs (T5, BART).",
     "classify": "Label texts with a saved classifier.",
     "finetune": "Fine-tune a text classifier on a CSV/JSONL and save it.",
-    "pretrain": "Masked-LM pretraining on a folder of .txt files.",
+    "pretrain": "Pretrain on a prepared corpus, resuming after a crash.",
     "prepare-corpus": "Tokenize a folder of text into shards for pretraining.",
     "bench": "Time a preset's forward pass, train step and generation here.",
     "env": "Versions, backend, devices and cache paths (for bug reports).",
