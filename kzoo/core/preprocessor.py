@@ -354,8 +354,15 @@ class Preprocessor(keras.layers.Layer):
             entry = preset.json("preprocessor.json")
             saved_cls = get_class(entry["class_name"], Preprocessor)
             # A task preprocessor keeps its own class; shared fields carry.
-            if issubclass(cls, saved_cls) or issubclass(saved_cls, cls):
+            if issubclass(cls, saved_cls):
                 config = dict(entry["config"])
+            elif issubclass(saved_cls, cls):
+                # A more specific one was saved (a masked LM's, after
+                # pretraining): only what `cls` takes carries (not the
+                # masking rates a text classifier has no use for).
+                accepted = _init_arguments(cls)
+                config = {k: v for k, v in entry["config"].items()
+                          if k in accepted}
             else:
                 config = {k: v for k, v in entry["config"].items()
                           if k in ("sequence_length",)}
@@ -391,6 +398,23 @@ class Preprocessor(keras.layers.Layer):
         config.pop("tokenizer")  # it has its own file, tokenizer.json
         write_json(preset_dir / "preprocessor.json",
                    class_entry(self, config))
+
+
+def _init_arguments(cls):
+    """The argument names the `__init__`s of `cls`' ancestry accept by
+    name (each passes the rest on as **kwargs)."""
+    names = set()
+    for klass in cls.__mro__:
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        init = getattr(init, "__wrapped__", init)
+        for parameter in inspect.signature(init).parameters.values():
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD,
+                                  parameter.KEYWORD_ONLY):
+                names.add(parameter.name)
+    names.discard("self")
+    return names
 
 
 def _check_after_init(init):

@@ -352,3 +352,22 @@ def test_base_class_from_preset_gives_the_family_preprocessor(tmp_path):
     with pytest.raises(kzoo.presets.PresetError,
                        match="T5Backbone, whose family has no plain text"):
         kzoo.Preprocessor.from_preset("t5_small_multi")
+
+
+@pytest.mark.once
+def test_a_pretrained_masked_lm_preset_fine_tunes_as_a_classifier(tmp_path):
+    """`kzoo pretrain` saves a masked LM's preset (its preprocessor.json
+    holds the masking rates); a text classifier loads from it with its own
+    plain preprocessor, the packing settings carried over."""
+    import kzoo
+    preprocessor = kzoo.BertMaskedLMPreprocessor.from_preset(
+        "bert_tiny_en_uncased", sequence_length=16, mask_selection_rate=0.2)
+    mlm = kzoo.BertMaskedLM.from_preset(
+        "bert_tiny_en_uncased", load_weights=False,
+        preprocessor=preprocessor)
+    mlm.save_to_preset(tmp_path / "pretrained")
+    classifier = kzoo.BertTextClassifier.from_preset(
+        tmp_path / "pretrained", num_classes=2)
+    assert type(classifier.preprocessor) is kzoo.BertPreprocessor
+    assert classifier.preprocessor.sequence_length == 16
+    assert classifier.predict(["A line of text."]).shape == (1, 2)
