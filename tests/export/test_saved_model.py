@@ -143,3 +143,16 @@ def test_a_preprocessor_that_draws_is_refused(tmp_path):
     with pytest.raises(ExportError, match="draws anew on every call"):
         masked_lm.export(tmp_path / "model", verbose=False)
     assert not (tmp_path / "model").exists()
+
+
+@pytest.mark.once
+def test_a_folder_of_other_files_is_left_alone(tmp_path):
+    classifier = kzoo.BertTextClassifier.from_preset(
+        PRESET, num_classes=2, sequence_length=8, load_weights=False)
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "notes.txt").write_text("mine")
+    for destination in (tmp_path / "project",
+                        tmp_path / "project" / "notes.txt"):
+        with pytest.raises(ExportError, match="folder of other files"):
+            classifier.export(destination, verbose=False)
+    assert (tmp_path / "project" / "notes.txt").read_text() == "mine"
