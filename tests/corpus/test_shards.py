@@ -80,3 +80,17 @@ def test_a_tokenizer_that_only_renames_its_parent_hashes_as_the_parent():
     assert tokenizer_hash(cased) != tokenizer_hash(bert)
     gpt2 = kzoo.GPT2Tokenizer.from_preset("gpt2_base_en")
     assert tokenizer_hash(gpt2) != tokenizer_hash(bert)
+
+
+def test_the_corpus_tokenizer_reads_back_as_the_model_family_class(tmp_path):
+    import kzoo
+    from kzoo.corpus.corpus_tokenizer import corpus_tokenizer
+    corpus = _corpus(tmp_path, [DOCUMENTS])
+    bert = kzoo.BertTokenizer.from_preset("bert_tiny_en_uncased")
+    bert.save_to_preset(corpus.tokenizer_folder)
+    electra = corpus_tokenizer(corpus, kzoo.ElectraTokenizer)
+    assert isinstance(electra, kzoo.ElectraTokenizer)
+    assert electra.tokenize(["Emma smiled."]) == \
+        bert.tokenize(["Emma smiled."])
+    with pytest.raises(CorpusError, match="Prepare the corpus again"):
+        corpus_tokenizer(corpus, kzoo.GPT2Tokenizer)

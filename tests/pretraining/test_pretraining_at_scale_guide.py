@@ -1,6 +1,6 @@
 """guides/pretraining_at_scale.py runs end to end in its smoke mode
-(KZOO_GUIDE_SMOKE=1: tiny models, a few steps): two corpora prepared from
-the bundled novels (the same ids, a re-run up to date), the FLOPs-equal
+(KZOO_GUIDE_SMOKE=1: tiny models, a few steps): one corpus prepared from
+the bundled novels for both models (a re-run up to date), the FLOPs-equal
 step counts, MLM in process, `kzoo pretrain` killed with SIGKILL after its
 first checkpoint and resumed with the same losses, the plot, fine-tuning
 three classifiers. Once per suite (one backend's pass, KZOO_ONCE_BACKEND):
@@ -19,12 +19,9 @@ def test_guide_smoke_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the plot is written to the cwd
     text = run_guide_smoke("pretraining_at_scale.py", timeout=900)
     tail = text[-3000:]
-    corpora = re.findall(r"^(mlm|rtd) corpus .*: (\d+) chapters, ([\d,]+) "
-                         r"tokens", text, re.M)
-    assert [c[0] for c in corpora] == ["mlm", "rtd"], tail
-    assert corpora[0][1:] == corpora[1][1:]
+    assert re.search(r"^corpus: \d+ chapters, [\d,]+ tokens", text,
+                     re.M), tail
     assert "prepared again: up to date = True" in text
-    assert "the two corpora hold the same ids: True" in text
 
     flops = dict(re.findall(r"^(mlm|rtd): [\d.]+ GFLOPs a step .*, (\d+) "
                             r"steps", text, re.M))

@@ -17,10 +17,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kzoo.presets import Preset
 from kzoo.core.family import masked_lm_family, preset_backbone_class
 from kzoo.core.registry import registered_classes
 from kzoo.core.task import Task
+from kzoo.corpus.corpus_tokenizer import corpus_tokenizer
 from kzoo.corpus.shards import CorpusError
 from kzoo.pretraining.streams.base import BatchStream
 from kzoo.tasks.masked_lm_preprocessor import MaskedLMPreprocessor
@@ -76,10 +76,8 @@ def masking_preprocessor(task, corpus, sequence_length, **kwargs):
                 " its family has no masked-LM preprocessor to mask with.")
         cls = family.preprocessor_cls
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
-    # The corpus' tokenizer folder holds a tokenizer only (no metadata or
-    # config: no preset to resolve by path), read as a preset folder.
-    preprocessor = cls.from_preset(Preset(corpus.tokenizer_folder),
-                                   sequence_length=sequence_length, **kwargs)
+    preprocessor = cls(corpus_tokenizer(corpus, cls.tokenizer_cls),
+                       sequence_length=sequence_length, **kwargs)
     limit = getattr(task.backbone, "max_sequence_length", None)
     if limit is not None and sequence_length > limit:
         raise ValueError(

@@ -19,6 +19,8 @@ import numpy as np
 
 from kzoo.core.backbone import Backbone
 from kzoo.core.family import preset_backbone_class, tasks_of_kind
+from kzoo.corpus.corpus_tokenizer import \
+    corpus_tokenizer as read_corpus_tokenizer
 from kzoo.corpus.shards import CorpusError
 from kzoo.pretraining.streams.base import BatchStream
 
@@ -186,8 +188,8 @@ def make_preset_task(task_cls, preset, load_weights, sequence_length,
 def corpus_tokenizer(task, corpus):
     """The corpus' tokenizer, as the task's family reads it (its
     preprocessor's tokenizer class)."""
-    return type(task).preprocessor_cls.tokenizer_cls.from_preset(
-        corpus.tokenizer_folder)
+    return read_corpus_tokenizer(
+        corpus, type(task).preprocessor_cls.tokenizer_cls)
 
 
 def corpus_preprocessor(task, corpus, preprocessor_cls=None, **kwargs):
