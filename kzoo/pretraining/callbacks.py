@@ -105,8 +105,10 @@ class RunMetrics(keras.callbacks.Callback):
     def write_evaluation(self, evaluated):
         record = {"step": self.step, **{f"eval_{key}": value for key, value
                                         in evaluated.items()}}
-        if "loss" in evaluated:
-            record["eval_perplexity"] = math.exp(min(evaluated["loss"], 700))
+        language_model_loss = language_model_loss_of(evaluated)
+        if language_model_loss is not None:
+            record["eval_perplexity"] = math.exp(min(language_model_loss,
+                                                     700))
         self.run.note_evaluation(record)
         self._write(record)
         if self._progbar is not None:
@@ -171,3 +173,15 @@ def _summary_writer(folder):
     except ImportError:
         return None
     return tf.summary.create_file_writer(str(folder))
+
+
+def language_model_loss_of(evaluated):
+    """The token-prediction loss whose exp is a perplexity: the masked-LM
+    head's (`mlm_loss`) of a pretrainer with several heads, else the loss
+    of a task with one; None when the total mixes objectives (NSP's,
+    ELECTRA's discriminator's), whose exp means nothing."""
+    if "mlm_loss" in evaluated:
+        return evaluated["mlm_loss"]
+    if any(key.endswith("_loss") for key in evaluated):
+        return None
+    return evaluated.get("loss")

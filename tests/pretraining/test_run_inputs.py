@@ -230,3 +230,14 @@ def test_a_config_file_holds_the_options_and_flags_win(
                       "--config", str(config), "--max-steps", "7"])
     err = capsys.readouterr().err
     assert code != 0 and str(config) in err and "sead" in err
+
+
+def test_perplexity_comes_from_the_token_prediction_loss_only():
+    """MLM + NSP's total loss mixes two objectives: the perplexity is the
+    masked-LM head's; a single-loss task's is its loss'; none otherwise."""
+    from kzoo.pretraining.callbacks import language_model_loss_of
+    assert language_model_loss_of(
+        {"loss": 3.0, "mlm_loss": 2.5, "nsp_loss": 0.5}) == 2.5
+    assert language_model_loss_of({"loss": 4.0, "accuracy": 0.1}) == 4.0
+    assert language_model_loss_of(
+        {"loss": 9.0, "discriminator_loss": 0.2}) is None
