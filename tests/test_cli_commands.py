@@ -281,24 +281,29 @@ def test_finetune_then_classify(folders, tmp_path, capsys):
             "a")
 
 
-def test_pretrain_then_fill_mask(folders, tmp_path, capsys):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
+def test_prepare_corpus_pretrain_then_fill_mask(folders, tmp_path, capsys):
+    """The README's two pretraining commands, then the pretrained preset
+    fills masks."""
+    texts = tmp_path / "texts"
+    texts.mkdir()
     for novel in ("emma", "persuasion"):
-        (corpus / f"{novel}.txt").write_text(
-            "\n".join(austen_passages(novel, words=12)[:16]))
-    out_dir = tmp_path / "pretrained"
-    code, out, _ = run(capsys, "pretrain", folders / "mlm", corpus, out_dir,
-                       "--epochs", "2", "--sequence-length", "16",
-                       "--batch-size", "8")
+        (texts / f"{novel}.txt").write_text(
+            "\n\n".join(austen_passages(novel, words=12)[:16]))
+    corpus, out_dir = tmp_path / "corpus", tmp_path / "pretrained"
+    code, out, _ = run(capsys, "prepare-corpus", folders / "mlm", texts,
+                       "--output", corpus, "--processes", "1", "--quiet")
     assert code == 0, out
-    assert "masked-LM loss: " in out
-    code, out, _ = run(capsys, "fill-mask", out_dir, "It is a [MASK] day.")
+    code, out, _ = run(capsys, "pretrain", folders / "mlm", corpus, out_dir,
+                       "--objective", "mlm", "--max-steps", "4",
+                       "--sequence-length", "16", "--batch-size", "8",
+                       "--quiet")
+    assert code == 0, out
+    assert "pretrained 4 steps" in out
+    code, out, _ = run(capsys, "fill-mask", out_dir / "preset",
+                       "It is a [MASK] day.")
     assert code == 0 and len(out.splitlines()) == 2
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    refused(capsys, "holds no .txt files", "pretrain", folders / "mlm",
-            empty, tmp_path / "y")
+    refused(capsys, "is not a prepared corpus", "pretrain", folders / "mlm",
+            texts, tmp_path / "y", "--max-steps", "1")
 
 
 def test_the_installed_command_fails_in_one_line():

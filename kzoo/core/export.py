@@ -55,7 +55,20 @@ TOKEN_IDS_ENDPOINT = "serve_token_ids"
 
 class ExportError(ValueError):
     """A task that cannot be exported this way, on this backend, or in
-    this state; the message says what to do."""
+    this state; the message says what to do.
+
+    Example:
+    ```python
+    # A masked LM's preprocessor draws new masks on every call: there is
+    # no fixed function of the text to serve (and on torch, no SavedModel).
+    mlm = kzoo.BertMaskedLM.from_preset(
+        "bert_tiny_en_uncased", load_weights=False, sequence_length=16)
+    try:
+        mlm.export("mlm_savedmodel")
+    except kzoo.ExportError as error:
+        print(error)
+    ```
+    """
 
 
 def check_backend(owner):
