@@ -720,26 +720,26 @@ class _Worker:
     tokenizer = None
     counter = None
     error = None
-    _traced = None
 
     @classmethod
     def start(cls, tokenizer, counter):
         cls.tokenizer = tokenizer
         cls.counter = counter
-        cls._traced = None
 
     @classmethod
     def tokenize(cls, sentences):
-        """A batch of sentences -> ragged ids, through one traced graph:
-        called eagerly, keras-hub 0.32's tokenizers take their pure-Python
-        path (WordPiece: 0.3 MB/s of text here, 80% of preparation),
-        traced they run tensorflow-text's kernels."""
+        """A batch of sentences -> ragged ids, through the tokenizer's one
+        traced graph (`kzoo.utils.traced`): called eagerly, keras-hub
+        0.32's tokenizers take their pure-Python path (WordPiece: 0.3 MB/s
+        of text here, 80% of preparation), traced they run
+        tensorflow-text's kernels."""
         import tensorflow as tf
-        if cls._traced is None:
-            cls._traced = tf.function(
-                cls.tokenizer.tokenize_tf,
-                input_signature=[tf.TensorSpec([None], tf.string)])
-        return cls._traced(tf.constant(sentences))
+
+        from kzoo.utils.traced import traced_method
+        tokenize = traced_method(
+            cls.tokenizer, "tokenize_tf",
+            input_signature=[tf.TensorSpec([None], tf.string)])
+        return tokenize(tf.constant(sentences))
 
 
 def _start_worker(tokenizer_class, tokenizer_folder, counter):
