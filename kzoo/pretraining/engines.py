@@ -15,11 +15,13 @@ memory maps, the dynamic draws (masks, noise) are made for its rows only.
                 process' batch as its local part of the global array
                 (`jax.make_array_from_process_local_data`): the local rows
                 go in as they are.
-    tensorflow  not yet (refused with a clear error, see `setup`): the
-                plan is MultiWorkerMirroredStrategy fed a distributed
-                dataset made per worker from its own rows
-                (`distribute_datasets_from_function`, auto-sharding off),
-                `feed` below; it stops early on Keras 3.15.1.
+    tensorflow  MultiWorkerMirroredStrategy over the launched processes
+                (TF_CONFIG), or MirroredStrategy over one process' GPUs
+                (`kzoo.distribution.strategy()`). Fed a distributed
+                dataset made per worker (`distribute_datasets_from_
+                function`, auto-sharding off), each worker's pipeline its
+                own rows, split among its devices; every iterator of it
+                starts at the run's next batch (`feed` says why).
     torch       DistributedDataParallel (`torch_ddp.wrap(...,
                 per_process_batches=True)`): each process' step takes its
                 local batch whole; DDP averages the gradients.
@@ -57,6 +59,7 @@ class Engine:
         self.model_parallel = model_parallel or 1
         self.distribution = None   # jax: a keras.distribution
         self.strategy = None       # tensorflow: a tf.distribute strategy
+        self._all_reduce = None    # tensorflow: the barrier's collective
 
     @classmethod
     def start(cls, model_parallel=1):
@@ -100,17 +103,7 @@ class Engine:
             from kzoo import distribution
             strategy = distribution.strategy()
             if strategy is not tf.distribute.get_strategy():
-                # Not yet: under MultiWorkerMirroredStrategy the distributed
-                # dataset below (`feed`) ends after the first checkpoint
-                # interval on Keras 3.15.1 / TF 2.21 ("input ran out of
-                # data": Keras iterates it twice and the second iterator
-                # shares the stream's generator), so the run trains fewer
-                # steps than asked. Refused until that is fixed and tested.
-                raise ValueError(
-                    "kzoo pretrain under a tf.distribute strategy (several "
-                    "TensorFlow workers or GPUs) is not supported yet; run "
-                    "it on the jax or torch backend (KERAS_BACKEND), which "
-                    "scripts/launch.py starts the same way.")
+                self.strategy = strategy
         elif self.model_parallel > 1:
             raise ValueError("model_parallel needs the jax backend.")
 
@@ -129,24 +122,35 @@ class Engine:
             return wrap(task, per_process_batches=True)
         return task
 
-    def feed(self, batches):
-        """What `fit` is given: the local batches as they are, or on
-        TensorFlow under a strategy a distributed dataset of them."""
+    def feed(self, make_batches):
+        """What `fit` is given. `make_batches()` makes a generator of this
+        process' local batches from the run's next one on, starting over
+        at each call (run.py, `Run._batches`). Without a strategy: one
+        such generator. On TensorFlow under a strategy: a distributed
+        dataset of them, each worker's pipeline its own rows.
+
+        The dataset calls `make_batches` anew for each of its iterators,
+        and there are two: Keras' TensorFlow `fit` (Keras 3.15.1,
+        backend/tensorflow/trainer.py, `fit`) builds the model from one
+        batch of a first iterator (`_maybe_symbolic_build(iterator=...)`),
+        then `epoch_iterator.reset()` drops it and the epochs train from a
+        second one, kept across epochs (trainers/epoch_iterator.py,
+        `_enumerate_iterator`). Over one shared Python generator the
+        first iterator read batches ahead that the second never saw, and
+        when TensorFlow finalized it, its `yield from` closed the shared
+        generator: the second ended early ("input ran out of data").
+        """
         if self.strategy is None:
-            return batches
+            return make_batches()
         import tensorflow as tf
-        first = next(batches)
+        first = next(make_batches())
         signature = tf.nest.map_structure(
             lambda a: None if a is None else tf.TensorSpec(
                 (None,) + a.shape[1:], tf.as_dtype(a.dtype)), first)
 
-        def generate():
-            yield first
-            yield from batches
-
         def dataset_fn(context):
             dataset = tf.data.Dataset.from_generator(
-                generate, output_signature=signature)
+                make_batches, output_signature=signature)
             options = tf.data.Options()
             options.experimental_distribute.auto_shard_policy = \
                 tf.data.experimental.AutoShardPolicy.OFF
@@ -173,11 +177,14 @@ class Engine:
             from jax.experimental import multihost_utils
             multihost_utils.sync_global_devices(name)
         elif self.strategy is not None:
-            # A collective all-reduce: returns once every worker ran it.
-            import tensorflow as tf
-            self.strategy.reduce(
-                tf.distribute.ReduceOp.SUM,
-                self.strategy.run(lambda: tf.constant(1.0)), axis=None)
+            # A collective all-reduce: returns once every worker ran it
+            # (traced once: run eagerly, TensorFlow warns of its cost).
+            if self._all_reduce is None:
+                import tensorflow as tf
+                self._all_reduce = tf.function(lambda: self.strategy.reduce(
+                    tf.distribute.ReduceOp.SUM,
+                    self.strategy.run(lambda: tf.constant(1.0)), axis=None))
+            self._all_reduce()
 
     def to_numpy(self, variable):
         """A variable's whole value in this process (a collective on JAX

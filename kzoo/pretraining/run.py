@@ -27,6 +27,7 @@ of `batch_size` examples (Keras' `gradient_accumulation_steps`).
 """
 
 import contextlib
+import copy
 import math
 import os
 import shutil
@@ -331,13 +332,30 @@ class Run:
 
     # --- the steps ---------------------------------------------------------
     def _batches(self, first):
-        """Batches from batch `first` on, for `fit`."""
-        index = first
-        while True:
+        """A function making generators of the batches from batch `first`
+        on, for `fit` (`Engine.feed`). Each call starts over at `first`
+        (the stream restored to its state there) and stops the generators
+        made before it: a distributed dataset calls it once per iterator,
+        and Keras' TensorFlow `fit` under a strategy makes two, the first
+        to build the model from one batch (engines.py, `feed`)."""
+        start = self.stream.state_before(first)
+        latest = [0]
+
+        def batches():
             with self.feed_lock:
-                batch = self.stream.batch(index)
-            index += 1
-            yield batch
+                latest[0] += 1
+                mine = latest[0]
+                self.stream.restore(copy.deepcopy(start))
+            index = first
+            while True:
+                with self.feed_lock:
+                    if latest[0] != mine:  # a later generator took over
+                        return
+                    batch = self.stream.batch(index)
+                index += 1
+                yield batch
+
+        return batches
 
     def learning_rate_at(self, step):
         return self.schedule.rate_at(step)
@@ -432,7 +450,7 @@ class Run:
     def _feed_evaluation(self, evaluation):
         if self.engine.strategy is None:
             return FixedBatches(evaluation)
-        return self.engine.feed(iter(evaluation))
+        return self.engine.feed(lambda: iter(evaluation))
 
     def _fit(self, metrics, interval, fit_kwargs):
         import keras

@@ -10,6 +10,9 @@ Run as a script it is `kzoo` with tiny_mlm registered (the subprocess
 the kill tests start). With KZOO_TEST_PAUSE_AFTER_CHECKPOINT=N set it
 stops still (sleeps) once checkpoint N is written, so that a test's
 `kill -9` lands between two checkpoints whatever the machine's speed.
+With KZOO_TEST_LOGICAL_CPUS=N (TensorFlow) the CPU is split into N
+logical devices and `kzoo.distribution.strategy()` mirrors over them, as
+it does over a machine's GPUs: a MirroredStrategy run on a CPU.
 """
 
 import os
@@ -181,7 +184,29 @@ class TinyMaskStream(_stream_base()):
         return x, y, np.ones((rows, PREDICTIONS), np.float32)
 
 
+def _mirror_over_logical_cpus(count):
+    """Split the CPU into `count` devices (before TensorFlow initialises)
+    and make them `kzoo.distribution.strategy()`'s default devices."""
+    import tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * count)
+    from kzoo import distribution
+    strategy = distribution.strategy
+    devices = [f"/cpu:{i}" for i in range(count)]
+
+    def over_logical_cpus(devices_=None, **kwargs):
+        chosen = strategy(devices_ or devices, **kwargs)
+        print(f"{type(chosen).__name__}, {chosen.num_replicas_in_sync} "
+              "replicas", flush=True)
+        return chosen
+
+    distribution.strategy = over_logical_cpus
+
+
 if __name__ == "__main__":
+    if os.environ.get("KZOO_TEST_LOGICAL_CPUS"):
+        _mirror_over_logical_cpus(int(os.environ["KZOO_TEST_LOGICAL_CPUS"]))
     register_tiny_mlm()
     if os.environ.get("KZOO_TEST_PAUSE_AFTER_CHECKPOINT"):
         _pause_after_checkpoint(

@@ -12,9 +12,16 @@ engine (kzoo/pretraining/engines.py).
   final weights within 1e-5. Dropout is off for that comparison: every
   process has its own dropout generator, so two processes draw other
   dropout masks than one does (the rate is the same, the numbers are not).
+  On TensorFlow the processes run MultiWorkerMirroredStrategy; and in one
+  process MirroredStrategy over 2 devices (logical CPUs), killed after
+  its first checkpoint and resumed, equals the 1-process run too.
+- TensorFlow's feed: every iterator of the distributed dataset starts at
+  the run's next batch (Keras' `fit` makes two).
 """
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -32,6 +39,9 @@ from kzoo.pretraining import checkpoints  # noqa: E402
 
 SCRIPT = Path(pretraining_testing.__file__).resolve()
 TOLERANCE = 1e-5
+# backend -> the 1-process run a 2-process test made (the mirrored test
+# compares with it rather than train it again).
+ONE_PROCESS_RUNS = {}
 STEPS = 4
 FLAGS = ["--objective", "tiny_mlm", "--from-scratch", "--max-steps",
          str(STEPS), "--batch-size", "4", "--sequence-length", "32",
@@ -116,22 +126,60 @@ def final_weights(output):
         return [data[key].astype(np.float64) for key in sorted(data)]
 
 
-def test_tensorflow_strategies_are_refused_with_the_way_out(monkeypatch):
-    """Several TensorFlow workers or devices are refused, naming the
-    backends that run it (kzoo/pretraining/engines.py says why)."""
+def test_tensorflow_strategy_feed_starts_each_iterator_at_the_run(
+        tiny, monkeypatch):
+    """Under a tf.distribute strategy `fit` is given a distributed dataset
+    each of whose iterators starts at the run's next batch: Keras' `fit`
+    builds the model from one batch of a first iterator, drops it and
+    trains from a second (kzoo/pretraining/engines.py, `feed`). Over one
+    shared generator the second started late and ended when the first
+    was finalized, which is why such runs were refused before."""
     if keras.backend.backend() != "tensorflow":
         pytest.skip("runs in the tensorflow pass of the suite")
+    import gc
+    import threading
+
     import tensorflow as tf
 
     from kzoo import distribution
+    from kzoo.corpus import Corpus
     from kzoo.pretraining.engines import Engine
+    from kzoo.pretraining.run import Run
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0"])
     monkeypatch.setattr(distribution, "strategy", lambda: mirrored)
-    with pytest.raises(ValueError, match="jax or torch backend"):
-        Engine().setup()
+    engine = Engine()
+    engine.setup()
+    assert engine.strategy is mirrored
+    Identified = _identified_stream()
+
+    class Weighted(Identified):  # (x, y, sample_weight), as a run's
+        def finish(self, examples, seed):
+            ids, draws, _ = super().finish(examples, seed)
+            return ids, draws, np.ones(len(ids), np.float32)
+
+    corpus = Corpus(tiny[2])
+    run = Run.__new__(Run)  # the two attributes `_batches` reads
+    run.stream, run.feed_lock = Weighted(corpus, 4, seed=3), threading.Lock()
+    resumed_at, steps = 3, 20
+    for step in range(resumed_at):
+        run.stream.batch(step)
+    dataset = engine.feed(run._batches(resumed_at))
+    first = iter(dataset)
+    next(first)
+    del first
+    gc.collect()
+    reference = Weighted(corpus, 4, seed=3)
+    want = [reference.batch(step) for step in range(resumed_at + steps)]
+    second = iter(dataset)
+    local = lambda value: mirrored.experimental_local_results(value)[0]  # noqa
+    for step in range(resumed_at, resumed_at + steps):
+        got = next(second)
+        for part in range(3):
+            np.testing.assert_array_equal(local(got[part]).numpy(),
+                                          want[step][part])
 
 
-@pytest.mark.parametrize("backend", ["jax", "torch"])
+@pytest.mark.parametrize("backend", ["jax", "torch", "tensorflow"])
 def test_two_processes_train_what_one_process_trains(tiny, backend):
     if keras.backend.backend() != backend:
         pytest.skip(f"runs in the {backend} pass of the suite")
@@ -146,10 +194,65 @@ def test_two_processes_train_what_one_process_trains(tiny, backend):
     output = finish(launched, 420)
     finish(single, 420)
     seconds = time.perf_counter() - began
-    got, want = losses(two), losses(one)
+    compare(two, one, f"{backend}: 2 processes vs 1", seconds)
+    # Only process 0 wrote OUTPUT: one run's files, each checkpoint once.
+    assert "pretrained 4 steps" in output
+    assert [s for s, _ in checkpoints.list_checkpoints(two)] == [2, 4]
+    ONE_PROCESS_RUNS[backend] = one
+
+
+def test_mirrored_strategy_resumes_and_trains_what_one_process_trains(
+        tiny):
+    """`kzoo pretrain` under MirroredStrategy (one process, 2 devices:
+    here 2 logical CPUs, as pretraining_testing's KZOO_TEST_LOGICAL_CPUS
+    makes them), killed after its first checkpoint and run again with
+    the same command, equals the 1-process run (`--draw-groups 2` in
+    both: the same batches and masks)."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("runs in the tensorflow pass of the suite")
+    root, preset, corpus = tiny
+    mirrored = root / "mirrored"
+    command = [SCRIPT, "pretrain", preset, corpus, mirrored] + FLAGS + [
+        "--draw-groups", "2"]
+    began = time.perf_counter()
+    single = None
+    one = ONE_PROCESS_RUNS.get("tensorflow")
+    if one is None:  # the 2-process test did not run before this one
+        one = root / "one_mirrored"
+        single = start(command[:4] + [one] + command[5:],
+                       worker_env("tensorflow"))
+    env = worker_env("tensorflow", KZOO_TEST_LOGICAL_CPUS="2",
+                     KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2")
+    paused = start(command, env)
+    first = mirrored / checkpoints.CHECKPOINTS / "step-000000002"
+    deadline = time.time() + 300
+    while not first.exists() and paused.poll() is None and \
+            time.time() < deadline:
+        time.sleep(0.05)
+    # Paused once checkpoint 2 is written (pretraining_testing): killed
+    # between two checkpoints.
+    os.killpg(paused.pid, signal.SIGKILL)
+    output = paused.communicate()[0]
+    assert "MirroredStrategy, 2 replicas" in output, output[-2000:]
+    assert [s for s, _ in checkpoints.list_checkpoints(mirrored)] == [2], \
+        output[-2000:]
+    env.pop("KZOO_TEST_PAUSE_AFTER_CHECKPOINT")
+    output = finish(start(command, env), 300)
+    if single is not None:
+        finish(single, 300)
+    assert "resumed from step 2" in output, output[-2000:]
+    compare(mirrored, one, "tensorflow: MirroredStrategy (2 devices, "
+            "killed and resumed) vs 1 process", time.perf_counter() - began)
+    assert [s for s, _ in checkpoints.list_checkpoints(mirrored)] == [2, 4]
+
+
+def compare(run, one, label, seconds):
+    """`run`'s per-step losses and final weights equal the 1-process
+    run's within TOLERANCE, after training moved the weights."""
+    got, want = losses(run), losses(one)
     assert sorted(got) == sorted(want) == list(range(1, STEPS + 1))
     loss_diff = max(abs(got[s] - want[s]) for s in want)
-    weights, reference = final_weights(two), final_weights(one)
+    weights, reference = final_weights(run), final_weights(one)
     assert len(weights) == len(reference)
     weight_diff = max(float(np.max(np.abs(a - b))) if a.size else 0.0
                       for a, b in zip(weights, reference))
@@ -158,14 +261,10 @@ def test_two_processes_train_what_one_process_trains(tiny, backend):
     moved = max(float(np.max(np.abs(a - b))) if a.size else 0.0
                 for a, b, f in zip(weights, final_weights_at_start(one),
                                    float_kinds(one)) if f)
-    print(f"{backend}: 2 processes vs 1: max |loss diff| {loss_diff:.3g}, "
-          f"max |weight diff| {weight_diff:.3g} (moved {moved:.3g}); "
-          f"{seconds:.0f} s")
+    print(f"{label}: max |loss diff| {loss_diff:.3g}, max |weight diff| "
+          f"{weight_diff:.3g} (moved {moved:.3g}); {seconds:.0f} s")
     assert moved > 10 * TOLERANCE
     assert loss_diff <= TOLERANCE and weight_diff <= TOLERANCE
-    # Only process 0 wrote OUTPUT: one run's files, each checkpoint once.
-    assert "pretrained 4 steps" in output
-    assert [s for s, _ in checkpoints.list_checkpoints(two)] == [2, 4]
 
 
 def final_weights_at_start(output):
