@@ -198,6 +198,12 @@ def main(argv=None, finish_import=None):
     try:
         args = parse_args(argv)
         command = args.command
+        if hasattr(args, "texts") and hasattr(args, "file"):
+            # Before the backends load: their threads would otherwise share
+            # Ctrl-C's SIGINT with the main thread, and the kernel may hand
+            # it to one of them, leaving a read of stdin blocked until EOF.
+            from kzoo.cli.inputs import read_texts
+            args.texts_read = read_texts(args)
         _import_kzoo(finish_import)
         module = _command_module(command)
         args.stdout = sys.stdout
@@ -230,6 +236,11 @@ def main(argv=None, finish_import=None):
 
 
 def _user_errors_or_none():
+    from kzoo.cli.inputs import CommandError
+    if "kzoo.presets" not in sys.modules:
+        # Raised before kzoo loaded (reading the texts): only ours can be,
+        # and importing the rest now would print the backends' start-up.
+        return (CommandError,)
     try:
         return user_errors()
     except Exception:  # noqa: BLE001 - kzoo itself failed to import

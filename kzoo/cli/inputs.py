@@ -41,7 +41,10 @@ def emit_json(args, data):
 
 def read_texts(args):
     """The texts given as arguments, in `--file`, or else on stdin (one per
-    line, blank lines skipped); never from two places, never none."""
+    line, blank lines skipped); never from two places, never none. Read
+    once: `kzoo.cli.main` reads them before the backends load."""
+    if getattr(args, "texts_read", None) is not None:
+        return args.texts_read
     if args.texts and args.file:
         raise CommandError("give texts as arguments or with --file, not "
                            "both.")
