@@ -48,8 +48,14 @@ EOF
 # NUL tests tell keras-hub 0.28 from 0.29), and two tiny fits of a task
 # through its preset save/load (keras, h5py).
 # Spread test by test over the cores (the contract file is most of it).
+# Not the contract's tests that trace every preprocessor class again in
+# tf.data (over half the time); test_first_use_inside_tf_data_on_this_
+# backend traces one of each tokenizer class, which is where the floors'
+# code differs.
 python -m pytest -q -p no:cacheprovider -n "${KZOO_TEST_WORKERS:-auto}" \
-    --dist load \
+    --dist load -k "not (test_tf_data_gives_tf_values_equal_to_eager \
+        or test_prepared_once_the_same_eagerly_and_traced \
+        or test_first_use_inside_tf_data_unbatched)" \
     tests/models/bert/test_bert_tokenizer.py \
     tests/models/bert/test_bert_preprocessor.py \
     tests/models/gpt2/test_gpt2_tokenizer.py \

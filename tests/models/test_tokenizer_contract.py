@@ -44,6 +44,10 @@ def test_eager_output_types(tokenizer_cls, built):
     assert tokenizer.detokenize(one) == tokenizer.detokenize(batch[1])
 
 
+# Inside tf.data a tokenizer is TensorFlow whatever the Keras backend: one
+# pass checks it (the first use inside a trace, where a tokenizer sets
+# itself up, runs on every backend in test_preprocessor_contract.py).
+@pytest.mark.once
 @pytest.mark.parametrize("tokenizer_cls", TOKENIZERS)
 def test_tf_data_gives_tf_values(tokenizer_cls, built):
     tokenizer = built(tokenizer_cls)
