@@ -26,7 +26,7 @@ claim at laptop scale, with the pieces a long run uses:
    two novels pretraining never saw (which novel, Northanger Abbey or
    Persuasion, is a passage from?) and compares held-out accuracy.
 
-    KERAS_BACKEND=jax python guides/pretraining_at_scale.py  # ~15 min
+    KERAS_BACKEND=jax python guides/pretraining_at_scale.py  # 15-40 min on 2 cores
     KZOO_GUIDE_SMOKE=1 python guides/pretraining_at_scale.py  # the test's
 
 The smoke run uses tiny models and a few steps: it shows that every step
