@@ -13,6 +13,9 @@ stops still (sleeps) once checkpoint N is written, so that a test's
 With KZOO_TEST_LOGICAL_CPUS=N (TensorFlow) the CPU is split into N
 logical devices and `kzoo.distribution.strategy()` mirrors over them, as
 it does over a machine's GPUs: a MirroredStrategy run on a CPU.
+With KZOO_TEST_REPORT_SHARDING=1 (JAX) each checkpoint prints one line,
+"sharding: {json}": the run's keras.distribution, its mesh, and every
+variable whose value is split over devices (global and per-device shape).
 """
 
 import os
@@ -204,7 +207,38 @@ def _mirror_over_logical_cpus(count):
     distribution.strategy = over_logical_cpus
 
 
+def _report_sharding():
+    """Print, at each checkpoint, how the run's variables lie on the
+    devices (from the live jax arrays, not from the layout map)."""
+    import json
+
+    from kzoo.pretraining.run import Run
+    save = Run.save_checkpoint
+
+    def save_and_report(self, step, metrics):
+        save(self, step, metrics)
+        distribution = self.engine.distribution
+        sharded = {}
+        for variable in self.variables:
+            sharding = getattr(variable.value, "sharding", None)
+            if sharding is not None and not sharding.is_fully_replicated:
+                sharded[variable.path] = [
+                    list(variable.shape),
+                    list(sharding.shard_shape(tuple(variable.shape))),
+                    len(sharding.device_set)]
+        print("sharding: " + json.dumps({
+            "step": step,
+            "distribution": type(distribution).__name__,
+            "mesh": (list(distribution.device_mesh.shape)
+                     if distribution is not None else None),
+            "sharded": sharded}), flush=True)
+
+    Run.save_checkpoint = save_and_report
+
+
 if __name__ == "__main__":
+    if os.environ.get("KZOO_TEST_REPORT_SHARDING"):
+        _report_sharding()
     if os.environ.get("KZOO_TEST_LOGICAL_CPUS"):
         _mirror_over_logical_cpus(int(os.environ["KZOO_TEST_LOGICAL_CPUS"]))
     register_tiny_mlm()

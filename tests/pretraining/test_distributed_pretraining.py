@@ -15,6 +15,10 @@ engine (kzoo/pretraining/engines.py).
   On TensorFlow the processes run MultiWorkerMirroredStrategy; and in one
   process MirroredStrategy over 2 devices (logical CPUs), killed after
   its first checkpoint and resumed, equals the 1-process run too.
+- On JAX in one process, `--model-parallel 2` over 2 virtual CPU devices
+  (1 data x 2 model: keras.distribution ModelParallel, the backbone's
+  layout rules) equals the 1-device run of the same command, and the
+  weights really lie split over the 2 devices.
 - TensorFlow's feed: every iterator of the distributed dataset starts at
   the run's next batch (Keras' `fit` makes two).
 """
@@ -244,6 +248,53 @@ def test_mirrored_strategy_resumes_and_trains_what_one_process_trains(
     compare(mirrored, one, "tensorflow: MirroredStrategy (2 devices, "
             "killed and resumed) vs 1 process", time.perf_counter() - began)
     assert [s for s, _ in checkpoints.list_checkpoints(mirrored)] == [2, 4]
+
+
+def test_jax_model_parallel_trains_what_one_device_trains(tiny):
+    """`kzoo pretrain --model-parallel 2` on 2 virtual CPU devices
+    (XLA_FLAGS, as tests/distribution/test_distribution_jax.py makes 8):
+    a 1 data x 2 model mesh, the backbone's weights split by its layout
+    rules. Its per-step losses and final weights equal the 1-device run's
+    (the same command without the flag, on 1 device), it trains
+    max_steps, and the live variables are split over both devices
+    (pretraining_testing's KZOO_TEST_REPORT_SHARDING)."""
+    if keras.backend.backend() != "jax":
+        pytest.skip("runs in the jax pass")
+    root, preset, corpus = tiny
+    one, sharded = root / "one_device_jax", root / "model_parallel_jax"
+    command = [SCRIPT, "pretrain", preset, corpus]
+    began = time.perf_counter()
+    single = start(command + [one] + FLAGS, worker_env("jax"))
+    parallel = start(command + [sharded] + FLAGS + ["--model-parallel", "2"],
+                     worker_env(
+                         "jax", KZOO_TEST_REPORT_SHARDING="1",
+                         XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+    output = finish(parallel, 300)
+    finish(single, 300)
+    seconds = time.perf_counter() - began
+    compare(sharded, one, "jax: model_parallel=2 (1 data x 2 model, 2 "
+            "virtual CPUs) vs 1 device", seconds)
+    assert "pretrained 4 steps" in output, output[-2000:]
+    assert [s for s, _ in checkpoints.list_checkpoints(sharded)] == [2, 4]
+    reports = [json.loads(line[len("sharding: "):])
+               for line in output.splitlines()
+               if line.startswith("sharding: ")]
+    assert [r["step"] for r in reports] == [2, 4], output[-2000:]
+    report = reports[-1]
+    assert report["distribution"] == "ModelParallel"
+    assert report["mesh"] == [1, 2]
+    split = report["sharded"]
+    # The layout rules' column kernels (q/k/v, FFN in) are split by
+    # output column, the row kernels (attention out, FFN out) by input
+    # row, each half on one of the 2 devices.
+    query = [p for p in split if p.endswith(
+        "transformer_layer_0/attention/query/kernel")]
+    ffn_out = [p for p in split if p.endswith(
+        "transformer_layer_0/output_dense/kernel")]
+    assert query and ffn_out, sorted(split)
+    assert split[query[0]] == [[32, 32], [32, 16], 2]
+    assert split[ffn_out[0]] == [[64, 32], [32, 32], 2]
+    print(f"{len(split)} variables split over 2 devices")
 
 
 def compare(run, one, label, seconds):
