@@ -305,6 +305,10 @@ OVERHEAD = textwrap.dedent("""
             self.cached = [stream.batch(i) for i in range(4)]
         def batch(self, index):
             return self.cached[index % 4]
+        def state_before(self, step):
+            # The timed steps never move the real stream: the run's final
+            # checkpoint (unused here) gets the position of its start.
+            return self.stream.state_before(0)
         def __getattr__(self, name):
             return getattr(self.stream, name)
 
@@ -340,10 +344,12 @@ def section_overhead(args):
         for backend in args.backends:
             speeds = {}
             # Alternated, so that a change of the machine's load hits both.
-            for synthetic in ("1", "0", "1", "0"):
+            for attempt, synthetic in enumerate(("1", "0", "1", "0")):
+                # A folder per run: in one folder the second run would
+                # resume the first's finished run and train nothing.
                 done = subprocess.run(
                     [sys.executable, "-c", OVERHEAD, args.overhead_preset,
-                     str(corpus), str(work / f"run_{backend}"),
+                     str(corpus), str(work / f"run_{backend}_{attempt}"),
                      str(args.overhead_steps + 2), str(args.batch_size),
                      str(args.sequence_length), synthetic],
                     capture_output=True, text=True,
