@@ -225,7 +225,11 @@ def main(argv=None, finish_import=None):
         _discard_stdout()
         return EXIT_PIPE_CLOSED
     except Exception as error:  # noqa: BLE001 - sorted just below
-        if command is not None and isinstance(error, _user_errors_or_none()):
+        from kzoo.cli.inputs import CommandError
+        # A CommandError may come before kzoo loaded (reading the texts):
+        # tested first, so that nothing imports the backends to report it.
+        if command is not None and (isinstance(error, CommandError) or
+                                    isinstance(error, _user_errors_or_none())):
             print(f"kzoo {command}: error: {error}", file=sys.stderr)
             return EXIT_ERROR
         import traceback
@@ -236,11 +240,6 @@ def main(argv=None, finish_import=None):
 
 
 def _user_errors_or_none():
-    from kzoo.cli.inputs import CommandError
-    if "kzoo.presets" not in sys.modules:
-        # Raised before kzoo loaded (reading the texts): only ours can be,
-        # and importing the rest now would print the backends' start-up.
-        return (CommandError,)
     try:
         return user_errors()
     except Exception:  # noqa: BLE001 - kzoo itself failed to import

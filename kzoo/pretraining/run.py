@@ -339,17 +339,18 @@ class Run:
         and Keras' TensorFlow `fit` under a strategy makes two, the first
         to build the model from one batch (engines.py, `feed`)."""
         start = self.stream.state_before(first)
-        latest = [0]
+        latest = 0  # the generator made last
 
         def batches():
+            nonlocal latest
             with self.feed_lock:
-                latest[0] += 1
-                mine = latest[0]
+                latest += 1
+                mine = latest
                 self.stream.restore(copy.deepcopy(start))
             index = first
             while True:
                 with self.feed_lock:
-                    if latest[0] != mine:  # a later generator took over
+                    if latest != mine:  # a later generator took over
                         return
                     batch = self.stream.batch(index)
                 index += 1

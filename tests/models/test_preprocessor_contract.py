@@ -185,6 +185,9 @@ def _one_per_tokenizer_class():
     return list(first.values())
 
 
+ONE_PER_TOKENIZER_CLASS = _one_per_tokenizer_class()
+
+
 def check_first_use_inside_tf_data_unbatched(preprocessor_cls):
     # A fresh preprocessor sets up inside the tf.data trace (as a loaded
     # model's does); dataset.map before .batch: one example at a time.
@@ -199,13 +202,13 @@ def check_first_use_inside_tf_data_unbatched(preprocessor_cls):
 @pytest.mark.once
 @pytest.mark.parametrize("preprocessor_cls", [
     param for param in PREPROCESSORS
-    if param not in _one_per_tokenizer_class()])
+    if param not in ONE_PER_TOKENIZER_CLASS])
 def test_first_use_inside_tf_data_unbatched(preprocessor_cls):
     # The others run in every pass, below.
     check_first_use_inside_tf_data_unbatched(preprocessor_cls)
 
 
-@pytest.mark.parametrize("preprocessor_cls", _one_per_tokenizer_class())
+@pytest.mark.parametrize("preprocessor_cls", ONE_PER_TOKENIZER_CLASS)
 def test_first_use_inside_tf_data_on_this_backend(preprocessor_cls):
     check_first_use_inside_tf_data_unbatched(preprocessor_cls)
 
