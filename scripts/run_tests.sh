@@ -16,6 +16,9 @@
 # (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
 # arguments go to pytest (e.g. `bash scripts/run_tests.sh -x -k bert`);
 # KZOO_TEST_BACKENDS picks the backends (default: all three).
+# Files go out longest first (tests/durations.json, see
+# scripts/record_test_durations.py); KZOO_TEST_JUNIT_DIR=DIR writes each
+# pass's JUnit XML to DIR/<backend>.xml, from which that table is remade.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -29,7 +32,8 @@ for backend in "${backends[@]}"; do
     [ "$backend" = "$once" ] || marks="$marks and not once and not convergence"
     start=$(date +%s)
     KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider \
-        -n "${KZOO_TEST_WORKERS:-auto}" --dist loadfile \
+        -n "${KZOO_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder \
+        ${KZOO_TEST_JUNIT_DIR:+--junitxml="$KZOO_TEST_JUNIT_DIR/$backend.xml"} \
         -m "$marks" --durations=15 "$@" tests
     code=$?
     took=$(( $(date +%s) - start ))

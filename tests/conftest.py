@@ -44,6 +44,32 @@ def pytest_report_header(config):
     return f"keras backend: {keras.backend.backend()}"
 
 
+# Each file's time in this backend's pass (scripts/record_test_durations.py
+# writes the table from a full run).
+_DURATIONS = Path(__file__).resolve().parent / "durations.json"
+# A file the table has not seen yet: a typical file's time, so a new long
+# file is not left to the end.
+_UNKNOWN_FILE_SECONDS = 10.0
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest files first. scripts/run_tests.sh hands out whole files
+    (`--dist loadfile --no-loadscope-reorder`: collection order); xdist's
+    own order (most tests first) left the one-test guide smokes and the
+    cross-backend file, a minute to five each, to the end of a pass while
+    the other worker idled. The sort is stable: tests keep their order
+    within a file."""
+    seconds = json.loads(_DURATIONS.read_text()).get(
+        keras.backend.backend(), {}) if _DURATIONS.is_file() else {}
+    root = Path(str(config.rootpath))
+
+    def file_seconds(item):
+        path = Path(str(item.path)).relative_to(root).as_posix()
+        return seconds.get(path, _UNKNOWN_FILE_SECONDS)
+
+    items.sort(key=lambda item: -file_seconds(item))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_functions():
     """After each test file, drop what the backends keep for the models it
