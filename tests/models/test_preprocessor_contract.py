@@ -132,27 +132,11 @@ def test_draws_per_call_says_whether_calls_differ(preprocessor_cls, built):
 
 # Inside tf.data a preprocessor is TensorFlow whatever the Keras backend
 # (only its eager outputs are converted, checked on every backend above),
-# so comparing the two paths for every class runs once per suite; the
-# first use inside a tf.data trace, where a tokenizer sets itself up, also
-# runs on every backend for one preprocessor of each tokenizer class.
-@pytest.mark.once
-@pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
-def test_tf_data_gives_tf_values_equal_to_eager(preprocessor_cls, built):
-    preprocessor = built(preprocessor_cls)
-    x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
-    dataset = text_dataset(preprocessor_cls, x, y, batch_size=8)
-    in_graph = next(iter(dataset.map(preprocessor)))
-    for value in keras.tree.flatten(in_graph):
-        assert isinstance(value, tf.Tensor)
-    eager = to_numpy(preprocessor(x, y))
-    in_graph = to_numpy(in_graph)
-    keras.tree.assert_same_structure(in_graph, eager)
-    for a, b in zip(keras.tree.flatten(in_graph), keras.tree.flatten(eager)):
-        assert a.shape == b.shape and a.dtype == b.dtype
-        if not preprocessor.draws_per_call:
-            np.testing.assert_array_equal(a, b)
-
-
+# so comparing the traced and eager paths for every class runs once per
+# suite: its first use inside a `dataset.map` (where a tokenizer sets
+# itself up) against its eager call, and `preprocess_once`'s traced
+# graph against its eager rows. The first also runs on every backend for
+# one preprocessor of each tokenizer class.
 @pytest.mark.once
 @pytest.mark.parametrize("preprocessor_cls", PREPROCESSORS)
 def test_prepared_once_the_same_eagerly_and_traced(preprocessor_cls, built,
@@ -189,14 +173,27 @@ ONE_PER_TOKENIZER_CLASS = _one_per_tokenizer_class()
 
 
 def check_first_use_inside_tf_data_unbatched(preprocessor_cls):
-    # A fresh preprocessor sets up inside the tf.data trace (as a loaded
-    # model's does); dataset.map before .batch: one example at a time.
+    """A fresh preprocessor sets up inside the tf.data trace (as a loaded
+    model's does), mapped one example at a time (`dataset.map` before
+    `.batch`); it gives tf values, the same as it gives eagerly for the
+    same batch."""
     preprocessor = make_preprocessor(preprocessor_cls)
-    dataset = text_dataset(preprocessor_cls, example_texts(preprocessor_cls, 2))
-    element = next(iter(dataset.map(preprocessor).batch(2)))
-    # (2, seq), or (2, choices, seq) for multiple choice.
-    shape = tuple(padding_mask(model_inputs(element)).shape)
-    assert shape[0] == 2 and shape[-1] == SEQUENCE_LENGTH
+    x, y = example_texts(preprocessor_cls), example_labels(preprocessor_cls)
+    n = len(x[0]) if isinstance(x, tuple) else len(x)
+    dataset = text_dataset(preprocessor_cls, x, y).map(preprocessor)
+    in_graph = next(iter(dataset.batch(n)))
+    for value in keras.tree.flatten(in_graph):
+        assert isinstance(value, tf.Tensor)
+    # (n, seq), or (n, choices, seq) for multiple choice.
+    shape = tuple(padding_mask(model_inputs(in_graph)).shape)
+    assert shape[0] == n and shape[-1] == SEQUENCE_LENGTH
+    eager = to_numpy(preprocessor(x, y))
+    in_graph = to_numpy(in_graph)
+    keras.tree.assert_same_structure(in_graph, eager)
+    for a, b in zip(keras.tree.flatten(in_graph), keras.tree.flatten(eager)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        if not preprocessor.draws_per_call:
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.once
