@@ -27,18 +27,21 @@ def test_text_classifier(texts, tmp_path):
         make_tiny_bert(), num_classes=3,
         preprocessor=preprocessor_for(kzoo.BertTextClassifier))
     labels = np.arange(16) % 3
-    _, logits = check_task(task, texts[:16], labels, tmp_path)
+    _, logits = check_task(task, texts[:16], labels, tmp_path,
+                           from_dataset=True)
     assert logits.shape == (16, 3)
     # Sentence pairs go through the same model (same packed shape).
     pairs = (texts[:8], texts[8:16])
-    _, logits = check_task(task, pairs, np.arange(8) % 3)
+    _, logits = check_task(task, pairs, np.arange(8) % 3,
+                           from_dataset=True)
     assert logits.shape == (8, 3)
 
 
 def test_masked_lm(texts, tmp_path):
     task = kzoo.BertMaskedLM(
         make_tiny_bert(), preprocessor=preprocessor_for(kzoo.BertMaskedLM))
-    _, logits = check_task(task, texts[:16], None, tmp_path)
+    _, logits = check_task(task, texts[:16], None, tmp_path,
+                           from_dataset=True)
     masks = task.preprocessor.mask_selection_length
     assert logits.shape == (16, masks, 30522)
     # Tied head: one matrix serves as embedding and output projection.
