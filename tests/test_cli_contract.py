@@ -91,10 +91,14 @@ def test_usage_error_is_exit_status_2():
 # ----------------------------------------------------------------------
 def test_ctrl_c_exits_130_without_a_traceback(embedder):
     # Busy: blocked reading its texts from stdin, which stays open.
+    # As a terminal starts it: SIGINT at its default. A command started in
+    # the background by a non-interactive shell (`.ci/run ... &`) inherits
+    # SIGINT ignored, and the child would never see the Ctrl-C.
     process = subprocess.Popen(
         [KZOO, "similarity", str(embedder), "a query"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_until_reading_stdin(process)
         process.send_signal(signal.SIGINT)

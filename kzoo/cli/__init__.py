@@ -199,9 +199,8 @@ def main(argv=None, finish_import=None):
         args = parse_args(argv)
         command = args.command
         if hasattr(args, "texts") and hasattr(args, "file"):
-            # Before the backends load: their threads would otherwise share
-            # Ctrl-C's SIGINT with the main thread, and the kernel may hand
-            # it to one of them, leaving a read of stdin blocked until EOF.
+            # Before the backends load: a mistake in the texts is one line,
+            # without TensorFlow's start-up output or seconds of imports.
             from kzoo.cli.inputs import read_texts
             args.texts_read = read_texts(args)
         _import_kzoo(finish_import)
