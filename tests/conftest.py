@@ -61,10 +61,8 @@ def pytest_collection_modifyitems(config, items):
     within a file."""
     seconds = json.loads(_DURATIONS.read_text()).get(
         keras.backend.backend(), {}) if _DURATIONS.is_file() else {}
-    root = Path(str(config.rootpath))
-
     def file_seconds(item):
-        path = Path(str(item.path)).relative_to(root).as_posix()
+        path = Path(os.path.relpath(item.path, config.rootpath)).as_posix()
         return seconds.get(path, _UNKNOWN_FILE_SECONDS)
 
     items.sort(key=lambda item: -file_seconds(item))
