@@ -61,6 +61,7 @@ def pytest_collection_modifyitems(config, items):
     within a file."""
     seconds = json.loads(_DURATIONS.read_text()).get(
         keras.backend.backend(), {}) if _DURATIONS.is_file() else {}
+
     def file_seconds(item):
         path = Path(os.path.relpath(item.path, config.rootpath)).as_posix()
         return seconds.get(path, _UNKNOWN_FILE_SECONDS)
