@@ -75,6 +75,8 @@ def test_discriminator_scores_every_token(texts, tmp_path):
     assert head.dense_prediction.kernel.shape == (32, 1)
 
 
+# The pretrainer samples in its step: every backend (tests/conftest.py).
+@pytest.mark.every_backend
 def test_pretrainer_shares_the_embedding_tables(texts, tmp_path):
     backbone = make_tiny_electra()
     task = kzoo.ElectraPretrainer(
@@ -116,6 +118,8 @@ def test_replacements_land_at_the_masks_only():
     assert BERT_SPECIAL_IDS["[CLS]"] == out[0, 0]
 
 
+# The pretrainer samples in its step: every backend (tests/conftest.py).
+@pytest.mark.every_backend
 def test_replacements_are_draws_from_the_generators_softmax():
     """`inverse_cdf_draw` (one uniform per mask) lands on each token as
     often as its softmax probability says, never on a token of
