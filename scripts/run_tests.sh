@@ -10,7 +10,8 @@
 # takes the same training step) run in one backend's pass only:
 # KZOO_ONCE_BACKEND (default torch, where they are fastest: a TensorFlow
 # pass with them took ~2x as long), or the first backend listed when it
-# is not among them. One backend alone (KZOO_TEST_BACKENDS=jax) runs both
+# is not among them; so do the model families' own tests but BERT's
+# (tests/conftest.py says why). One backend alone (KZOO_TEST_BACKENDS=jax) runs both
 # kinds. Each pass spreads the
 # test files over one pytest-xdist worker per CPU core
 # (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
