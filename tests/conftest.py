@@ -11,6 +11,16 @@ import pytest
 
 # Quiet TensorFlow's C++ start-up chatter before anything imports it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# One thread per op for torch and TensorFlow, here and in every process a
+# test starts (guides, the CLI, cross-backend workers, DDP): the tests'
+# models are tiny, so threads cannot help them, and the suite already
+# keeps every core busy (one pytest-xdist worker per core). With more
+# threads than cores they wait on each other: the ELMo guide's smoke run
+# took 222 s with 2 threads against 26 s with 1 while the suite ran on 2
+# cores, and the encoder-decoder generation tests ~100 s against ~17 s.
+# Set either variable yourself to choose.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 # The tests compile many small graphs once each; XLA's LLVM optimisation
 # passes buy nothing there and cost over half of every compile (jax, and
 # TensorFlow's jit-compiled fit). Set XLA_FLAGS yourself to override.
@@ -21,21 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import keras  # noqa: E402
 
 import kzoo  # noqa: E402
-
-if keras.backend.backend() == "torch" and "OMP_NUM_THREADS" not in os.environ:
-    # The tests' models are tiny: torch's intra-op threads cannot help
-    # them, and on a busy machine (CI runners, several test runs at once)
-    # threads waiting on each other made eager steps several times slower
-    # (the encoder-decoder generation tests: ~100 s with 2 threads, ~17 s
-    # with 1, load 7 on 2 cores). Set OMP_NUM_THREADS to choose.
-    import torch
-    torch.set_num_threads(1)
-if keras.backend.backend() == "tensorflow" and \
-        "TF_NUM_INTRAOP_THREADS" not in os.environ:
-    # The same for TensorFlow's ops: 7% off a sample of the tests on 2
-    # busy cores (159 s against 171 s).
-    import tensorflow as tf
-    tf.config.threading.set_intra_op_parallelism_threads(1)
 
 from helpers import make_tiny_bert  # noqa: E402
 

@@ -38,7 +38,9 @@ def run_worker():
 
 
 def test_a_row_comes_back_with_its_backend_and_threads(run_worker,
-                                                       tmp_path):
+                                                       tmp_path,
+                                                       monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # conftest's
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     row = run_worker(script, "ok", "jax", {"threads": 1}, timeout=60)
