@@ -28,6 +28,7 @@ once; everything here runs offline from files in this repository.
 import collections
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -315,4 +316,5 @@ is the same mix at each word with a dense layer on top, and
 `ElmoTokenTaggerPreprocessor` keeps each label on its word.
 """
 
+shutil.rmtree(workdir, ignore_errors=True)  # the guide's files, made above
 print(f"{keras.backend.backend()} done in {time.time() - start:.0f}s")

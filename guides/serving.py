@@ -27,6 +27,7 @@ fewer requests: it shows that every step runs.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -201,4 +202,5 @@ print(f"{requests} requests: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
 post("/shutdown", {})
 process.wait(timeout=60)
 print(f"server stopped (exit code {process.returncode})")
+shutil.rmtree(workdir, ignore_errors=True)  # the guide's files, made above
 print(f"{keras.backend.backend()} done")

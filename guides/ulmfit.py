@@ -31,6 +31,7 @@ order to call them in.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -224,4 +225,5 @@ learn the task; both classifiers stay near chance there.
 print(f"held-out accuracy ({len(few_texts)} labels, {len(test_texts)} "
       f"passages): ULMFiT {ulmfit_accuracy:.3f}, from scratch "
       f"{scratch_accuracy:.3f}")
+shutil.rmtree(workdir, ignore_errors=True)  # the guide's files, made above
 print(f"{keras.backend.backend()} done in {time.time() - start:.0f}s")
