@@ -11,9 +11,9 @@
 # KZOO_ONCE_BACKEND (default torch, where they are fastest: a TensorFlow
 # pass with them took ~2x as long), or the first backend listed when it
 # is not among them; so do the model families' own tests but BERT's
-# (tests/conftest.py says why). One backend alone (KZOO_TEST_BACKENDS=jax) runs both
-# kinds. Each pass spreads the
-# test files over one pytest-xdist worker per CPU core
+# (tests/conftest.py says why). One backend alone
+# (KZOO_TEST_BACKENDS=jax) runs every kind. Each pass spreads the test
+# files over one pytest-xdist worker per CPU core
 # (KZOO_TEST_WORKERS overrides; 0 runs in this process). Extra
 # arguments go to pytest (e.g. `bash scripts/run_tests.sh -x -k bert`);
 # KZOO_TEST_BACKENDS picks the backends (default: all three).
