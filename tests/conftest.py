@@ -82,11 +82,9 @@ def pytest_itemcollected(item):
     (marked): training steps that draw random numbers (ELECTRA's
     pretrainer) and tasks outside the registry (the Distiller)."""
     path = Path(item.path)
-    if path.parent.parent != _MODELS or \
-            path.parent.name in _FAMILIES_ON_EVERY_BACKEND or \
-            item.get_closest_marker("every_backend"):
-        return
-    if not item.get_closest_marker("once"):
+    if path.parent.parent == _MODELS and \
+            path.parent.name not in _FAMILIES_ON_EVERY_BACKEND and \
+            not item.get_closest_marker("every_backend"):
         item.add_marker(pytest.mark.once)
 
 
