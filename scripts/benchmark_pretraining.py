@@ -27,7 +27,8 @@ Sections:
 - `overhead`: per backend (each in a child process), `pretrain` tokens/s
   of `--overhead-preset` with the real pipeline against the same run fed
   in-memory batches of the same shapes (made once by the stream, then
-  repeated); the overhead's goal is <= 5%.
+  repeated), `--overhead-pairs` alternated pairs of runs, the fastest of
+  each kind kept; the overhead's goal is <= 5%.
 
 Another section is a function `section_NAME(args)` and a line in SECTIONS.
 """
@@ -344,7 +345,8 @@ def section_overhead(args):
         for backend in args.backends:
             speeds = {}
             # Alternated, so that a change of the machine's load hits both.
-            for attempt, synthetic in enumerate(("1", "0", "1", "0")):
+            kinds = ("1", "0") * args.overhead_pairs
+            for attempt, synthetic in enumerate(kinds):
                 # A folder per run: in one folder the second run would
                 # resume the first's finished run and train nothing.
                 done = subprocess.run(
@@ -403,9 +405,15 @@ def main(argv=None):
     parser.add_argument("--step-repeats", type=int, default=3)
     parser.add_argument("--overhead-preset", default="bert_small_en_uncased")
     parser.add_argument("--overhead-steps", type=int, default=8)
+    parser.add_argument("--overhead-pairs", type=int, default=2,
+                        help="overhead: alternated (in-memory, real) pairs "
+                             "of runs per backend")
     parser.add_argument("--backends", nargs="+",
                         default=["jax", "tensorflow", "torch"])
     args = parser.parse_args(argv)
+    if args.overhead_pairs < 1:
+        parser.error(f"--overhead-pairs must be at least 1, got "
+                     f"{args.overhead_pairs}")
     for section in args.sections:
         SECTIONS[section](args)
 

@@ -21,10 +21,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # Set either variable yourself to choose.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
-# The tests compile many small graphs once each; XLA's LLVM optimisation
-# passes buy nothing there and cost over half of every compile (jax, and
-# TensorFlow's jit-compiled fit). Set XLA_FLAGS yourself to override.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+# The tests compile many small graphs once each, and on jax every eager
+# op is one more compile: XLA's LLVM optimisation passes buy nothing there
+# and cost over half of every compile (jax, and TensorFlow's jit-compiled
+# fit), and its newer fusion emitters compile slower than the classic
+# ones (jax, four test files: 64 s against 95 s; the same results within
+# the suite's tolerances). Set XLA_FLAGS yourself to override.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                      "--xla_cpu_use_fusion_emitters=false")
 # Make `import helpers` work from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -348,6 +348,9 @@ def test_preset_round_trip(tmp_path):
         to_numpy(qa.predict(x, verbose=0))["start_logits"])
 
 
+# Other families than BERT: one backend's pass (docs/design.md, "Time
+# budget").
+@pytest.mark.once
 @pytest.mark.parametrize("family", ["RobertaBackbone", "DistilBertBackbone",
                                     "DebertaV3Backbone"])
 def test_other_families_fit_from_raw_examples(family):

@@ -24,7 +24,7 @@ def test_overhead_times_a_real_run_and_an_in_memory_one():
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "overhead", "--backends", backend,
          "--overhead-preset", "bert_tiny_en_uncased", "--overhead-steps",
-         "2", "--batch-size", "4", "--sequence-length", "32",
+         "2", "--overhead-pairs", "1", "--batch-size", "4", "--sequence-length", "32",
          "--pipeline-megabytes", "0.2"],
         capture_output=True, text=True, timeout=600,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
