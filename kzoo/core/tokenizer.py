@@ -31,7 +31,7 @@ from kzoo.core.registry import class_entry, get_class
 from kzoo.core.text_tensors import (as_tf, describe, eager_outputs,
                                       text_tensor)
 from kzoo.utils.files import copy_file, sha256_of, write_json
-from kzoo.utils.traced import forget_traces, traced_method
+from kzoo.utils.traced import shared_traced_method
 
 
 class TokenizerAssetError(ValueError):
@@ -156,8 +156,9 @@ class Tokenizer(keras.layers.Layer):
                 f"or not a {'/'.join(self.asset_files.values())}; use the "
                 f"files that came with the checkpoint, or {name}."
                 "from_preset(...).") from e
+        # New files give a new keras-hub tokenizer, hence new traces
+        # (traced_tokenize_tf).
         self._inner.value = inner
-        forget_traces(self)  # graphs traced with the old files
         for argument, path in resolved.items():
             setattr(self, argument, str(path))
 
@@ -232,22 +233,32 @@ class Tokenizer(keras.layers.Layer):
         Preprocessors call this: their pipelines stay in tf throughout.
 
         In a graph (`tf.data`, `tf.function`) a string or a batch of
-        strings goes through one function traced once per tokenizer, when
-        the class sets `trace_once` (see `kzoo.utils.traced`): tracing
-        keras-hub's byte-level BPE takes seconds, and every preprocessor
-        graph that tokenizes (fit's and predict's, each text of a pair)
-        would trace it again. Subclasses implement `_tokenize_tf`.
+        strings goes through one traced function, when the class sets
+        `trace_once` (`traced_tokenize_tf`): tracing keras-hub's
+        byte-level BPE takes seconds, and every preprocessor graph that
+        tokenizes (fit's and predict's, each text of a pair, each
+        tokenizer loaded from the same files) would trace it again.
+        Subclasses implement `_tokenize_tf`.
         """
         if tf.executing_eagerly() or not self.trace_once or \
                 isinstance(texts, tf.RaggedTensor) or \
                 texts.shape.rank not in (0, 1):
             return self._tokenize_tf(texts)
-        traced = traced_method(
-            self, "_tokenize_tf",
-            input_signature=[tf.TensorSpec([None], tf.string)])
+        traced = self.traced_tokenize_tf()
         if texts.shape.rank == 0:
             return traced(texts[tf.newaxis])[0]
         return traced(texts)
+
+    def traced_tokenize_tf(self):
+        """`_tokenize_tf` as a `tf.function` of a batch of strings, traced
+        once per keras-hub tokenizer and class (`kzoo.utils.traced`): the
+        keras-hub tokenizer is shared among tokenizers built from equal
+        files (`shared_hub_tokenizer`), so a class that sets `trace_once`
+        promises that its `_tokenize_tf` graph depends on nothing but
+        those files and the class itself."""
+        return shared_traced_method(
+            self._hub(), type(self), self, "_tokenize_tf",
+            input_signature=[tf.TensorSpec([None], tf.string)])
 
     def _tokenize_tf(self, texts):
         """`tokenize_tf`'s work, untraced."""

@@ -1,4 +1,5 @@
-"""One `tf.function` per (object, method), kept for the object's life.
+"""One `tf.function` per (object, method), kept for the object's life;
+or one shared by interchangeable objects (`shared_traced_method`).
 
 tf.data traces the function of every `dataset.map` anew, and each `fit`,
 `evaluate` and `predict` on raw text builds a new pipeline: for byte-level
@@ -31,6 +32,27 @@ def traced_method(owner, method, **function_kwargs):
     return functions[method]
 
 
-def forget_traces(owner):
-    """Drop `owner`'s traced functions (its graphs captured what changed)."""
-    _FUNCTIONS.pop(owner, None)
+def shared_traced_method(owner, key, caller, method, **function_kwargs):
+    """`caller.<method>` as a `tf.function` shared by every caller that
+    gives the same `owner` and `key` (keyword arguments go to
+    `tf.function`).
+
+    For objects that are interchangeable for `method`: its graph must
+    depend on nothing but what `owner` and `key` stand for (a tokenizer's
+    graph on its keras-hub tokenizer, shared among equal asset files, and
+    on its class). Then a second object built from the same files reuses
+    the first one's trace. The function keeps the latest caller weakly,
+    and traces with it when TensorFlow needs a new trace; no caller is
+    kept alive by it.
+    """
+    functions = _FUNCTIONS.setdefault(owner, {})
+    if key not in functions:
+        latest = [None]
+
+        def run(*args):
+            return getattr(latest[0](), method)(*args)
+        functions[key] = (latest, tf.function(run, autograph=False,
+                                              **function_kwargs))
+    latest, function = functions[key]
+    latest[0] = weakref.ref(caller)
+    return function

@@ -11,7 +11,6 @@ from kzoo.core.shared_hub_tokenizers import (asset_key,
 from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
 from kzoo.utils import private_apis
-from kzoo.utils.traced import traced_method
 
 END_OF_TEXT = "<|endoftext|>"
 # Byte-level BPE spells bytes 0x00 and 0x01 as these characters.
@@ -160,9 +159,7 @@ class GPT2Tokenizer(Tokenizer):
         (the one `tf.data` runs), in the function traced once per
         tokenizer: what eager calls run when keras-hub lacks the hook that
         fixes its eager path's pre-tokenizer (slower; the same ids)."""
-        traced = traced_method(
-            self, "_tokenize_tf",
-            input_signature=[tf.TensorSpec([None], tf.string)])
+        traced = self.traced_tokenize_tf()
         if isinstance(texts, tf.RaggedTensor):
             return texts.with_flat_values(traced(texts.flat_values))
         if texts.shape.rank == 0:

@@ -1,12 +1,15 @@
 """GPT2Tokenizer and the GPT-2 preprocessors, with the real vocabulary."""
 
+import gc
+import weakref
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import kzoo
 from helpers import golden_cases, id_lists, to_numpy
-from kzoo.utils.traced import _FUNCTIONS as traced_functions
 
 # Tokenizers and text checks run in tf whatever the backend (the
 # registry-wide contracts check each backend's eager outputs).
@@ -42,24 +45,45 @@ def test_golden_cases_in_tf_data(tokenizer):
     assert [d.decode("utf-8") for d in decoded] == list(texts)
 
 
-def test_pipelines_share_one_trace():
+def test_pipelines_share_one_trace(tmp_path):
     # Tracing the BPE graph takes seconds: every pipeline after the first
-    # (one string per element, or batches) reuses it, with the same ids.
+    # (one string per element, or batches), and every tokenizer built from
+    # the same files, reuses it, with the same ids.
     tokenizer = kzoo.GPT2Tokenizer.from_preset("gpt2")
     texts = ["Hello world", "It is a truth", "a\x00b<|endoftext|>"]
     eager = [id_lists(tokenizer(t)) for t in texts]
-    for batch in (None, 2, 3):
+
+    def through_tf_data(tokenizer, batch):
         dataset = tf.data.Dataset.from_tensor_slices(texts)
         if batch:
             dataset = dataset.batch(batch)
         ids = [id_lists(x) for x in dataset.map(tokenizer)]
-        assert (ids if not batch else sum(ids, [])) == eager
-    traced = traced_functions[tokenizer]["_tokenize_tf"]
+        return ids if not batch else sum(ids, [])
+
+    for batch in (None, 2, 3):
+        assert through_tf_data(tokenizer, batch) == eager
+    traced = tokenizer.traced_tokenize_tf()
     assert traced.experimental_get_tracing_count() == 1
-    # New files: a new trace.
-    tokenizer.set_assets(vocabulary=tokenizer.vocabulary,
-                         merges=tokenizer.merges)
-    assert tokenizer not in traced_functions
+
+    def second_tokenizer():
+        same_files = kzoo.GPT2Tokenizer.from_preset("gpt2")
+        assert through_tf_data(same_files, 2) == eager
+        assert same_files.traced_tokenize_tf() is traced
+        return weakref.ref(same_files)
+
+    gone = second_tokenizer()
+    assert traced.experimental_get_tracing_count() == 1
+    # The shared trace keeps no tokenizer alive.
+    gc.collect()
+    assert gone() is None
+    # Other files (one merge rule fewer): another trace.
+    merges = tmp_path / "merges.txt"
+    merges.write_text("\n".join(Path(tokenizer.merges).read_text(
+        encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
+    other = kzoo.GPT2Tokenizer(vocabulary=tokenizer.vocabulary,
+                               merges=str(merges))
+    assert other.traced_tokenize_tf() is not traced
+    assert tokenizer.traced_tokenize_tf() is traced
 
 
 def test_vocabulary_and_special_token(tokenizer):
