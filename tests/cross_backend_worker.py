@@ -130,9 +130,10 @@ def train(step):
         arrays = {k: data[k] for k in data.files}
     x, y, weights = (unpack(name, arrays)
                      for name in ("x", "y", "sample_weight"))
-    # The forward pass first (inference mode), then the step.
+    # The forward pass first (inference mode, compiled as `predict` runs
+    # it: on jax one compile instead of one per eager op), then the step.
     out = {f"out/{k}": v for k, v in
-           _flatten(model(x, training=False)).items()}
+           _flatten(model.predict_on_batch(x)).items()}
     model.compile(optimizer=keras.optimizers.SGD(step["learning_rate"]))
     batch = len(next(iter(x.values())))
     history = model.fit(x, y, sample_weight=weights, batch_size=batch,
