@@ -59,7 +59,7 @@ def run(step):
     else:
         with np.load(step["inputs"]) as data:
             inputs = {k: data[k] for k in data.files}
-        outputs = model(inputs, training=False)
+        outputs = model.predict_on_batch(inputs)  # compiled, as in `train`
     arrays = {f"out/{k}": v for k, v in _flatten(outputs).items()}
     for weight in model.weights:
         arrays[f"weight/{weight.path}"] = keras.ops.convert_to_numpy(weight)
