@@ -505,13 +505,26 @@ def own_staging(folder):
         _STAGING.reset(token)
 
 
+# The named presets' metadata, read again only when a metadata file
+# changes: every `from_preset` resolves names several times (backbone,
+# tokenizer, preprocessor), and parsing every metadata.json took ~5 ms
+# each time (a registry-wide bad-input test spent 9 s of 31 there).
+_NAMED_PRESETS = {}  # root -> (the files' (path, mtime, size), metadata)
+
+
 def _named_presets():
+    """The presets folder and {name: metadata} of every named preset.
+    The dict is shared: read it, never change it."""
     root = builtin_presets_dir()
-    presets = {}
-    for metadata_file in sorted(root.glob("*/metadata.json")):
-        presets[metadata_file.parent.name] = Preset(
-            metadata_file.parent).metadata
-    return root, presets
+    files = sorted(root.glob("*/metadata.json"))
+    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size)
+                  for f in files)
+    cached = _NAMED_PRESETS.get(root)
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, {f.parent.name: Preset(f.parent).metadata
+                          for f in files})
+        _NAMED_PRESETS[root] = cached
+    return root, cached[1]
 
 
 def _aliases(presets):
@@ -536,7 +549,9 @@ def list_presets(family=None):
             continue
         rows.append({
             "name": name,
-            "aliases": meta.get("aliases", []),
+            # A copy: the metadata is shared (and `list` here is
+            # list_presets, bound at the end of the module).
+            "aliases": [*meta.get("aliases", [])],
             "family": meta.get("family"),
             "description": meta.get("description", ""),
             "params": meta.get("params"),

@@ -63,3 +63,30 @@ def test_preset_shapes_are_the_published_ones():
     assert shape(shapes["bert_small_en_uncased"]) == (4, 8, 512, 2048, 30522, 512)
     assert shape(shapes["bert_base_en_uncased"]) == (12, 12, 768, 3072, 30522, 512)
     assert shape(shapes["bert_large_en_uncased"]) == (24, 16, 1024, 4096, 30522, 512)
+
+
+@pytest.mark.once
+def test_named_presets_follow_their_metadata_files(monkeypatch, tmp_path):
+    """The table of named presets is read once and again whenever a
+    metadata.json appears or changes (names and aliases resolve at once)."""
+    import json
+    import os
+    monkeypatch.setattr(kzoo.presets, "builtin_presets_dir", lambda: tmp_path)
+
+    def write(name, aliases):
+        (tmp_path / name).mkdir(exist_ok=True)
+        path = tmp_path / name / "metadata.json"
+        path.write_text(json.dumps({"family": "bert", "aliases": aliases}))
+        os.utime(path, ns=(0, path.stat().st_mtime_ns + 10 ** 9))
+
+    write("first_preset", ["first"])
+    assert kzoo.presets.resolve("first").name == "first_preset"
+    write("second_preset", [])
+    assert kzoo.presets.resolve("second_preset").name == "second_preset"
+    write("first_preset", ["renamed"])
+    assert kzoo.presets.resolve("renamed").name == "first_preset"
+    with pytest.raises(kzoo.presets.PresetError, match="Unknown preset"):
+        kzoo.presets.resolve("first")
+    rows = kzoo.presets.list()
+    rows[0]["aliases"].append("changed by the caller")
+    assert "changed by the caller" not in kzoo.presets.list()[0]["aliases"]
