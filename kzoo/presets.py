@@ -253,7 +253,8 @@ class Preset:
         do."""
         path = self.file(filename)
         try:
-            data = read_json(path, fix=self.restore_hint())
+            # (The hint resolves folders: worked out only for an error.)
+            data = read_json(path, fix=self.restore_hint)
         except JSONFileError as e:
             raise PresetError(f"Preset {self.name!r}: {e}") from None
         problem = None

@@ -53,25 +53,24 @@ def read_json(path, fix=DEFAULT_JSON_FIX):
 
     Every JSON file kzoo reads goes through here, so a corrupt one is
     reported as a `JSONFileError` naming the file, the line and column
-    where parsing stopped, and `fix` (what to do about it), never as a
-    bare `JSONDecodeError`.
+    where parsing stopped, and `fix` (what to do about it; or a function
+    that says it, called only then), never as a bare `JSONDecodeError`.
     """
     path = Path(path)
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except UnicodeDecodeError as e:
-        raise JSONFileError(
-            f"{path} is not a JSON file: it is not UTF-8 text ({e.reason} "
-            f"at byte {e.start}), so it is corrupt or a different kind of "
-            f"file. {fix}") from None
+        problem = (f"is not a JSON file: it is not UTF-8 text ({e.reason} "
+                   f"at byte {e.start}), so it is corrupt or a different "
+                   "kind of file.")
     except json.JSONDecodeError as e:
         what = "is empty" if not e.doc.strip() else (
             f"is not valid JSON ({e.msg} at line {e.lineno}, column "
             f"{e.colno})")
-        raise JSONFileError(
-            f"{path} {what}: the file is corrupt, truncated or was edited "
-            f"by hand. {fix}") from None
+        problem = (f"{what}: the file is corrupt, truncated or was edited "
+                   "by hand.")
+    raise JSONFileError(f"{path} {problem} {fix() if callable(fix) else fix}")
 
 
 TF_CONFIG_FIX = (
