@@ -15,7 +15,10 @@ import weakref
 
 import tensorflow as tf
 
+# owner -> {method: tf.function}
 _FUNCTIONS = weakref.WeakKeyDictionary()
+# owner -> {key: ([latest caller, weakly], tf.function)}
+_SHARED = weakref.WeakKeyDictionary()
 
 
 def traced_method(owner, method, **function_kwargs):
@@ -45,7 +48,7 @@ def shared_traced_method(owner, key, caller, method, **function_kwargs):
     and traces with it when TensorFlow needs a new trace; no caller is
     kept alive by it.
     """
-    functions = _FUNCTIONS.setdefault(owner, {})
+    functions = _SHARED.setdefault(owner, {})
     if key not in functions:
         latest = [None]
 
