@@ -254,8 +254,9 @@ SEQUENCE_LENGTH = 32
 if SMOKE:
     every_sentence = [s for rows in (POSITIVE, NEGATIVE) for row in rows
                       for s in row]
+    smoke_files = tempfile.TemporaryDirectory()  # removed at exit
     tokenizer = kzoo.XLMRobertaTokenizer.from_texts(
-        every_sentence, Path(tempfile.mkdtemp()) / "spm.model",
+        every_sentence, Path(smoke_files.name) / "spm.model",
         vocabulary_size=300)
     preprocessor = kzoo.XLMRobertaPreprocessor(
         tokenizer, sequence_length=SEQUENCE_LENGTH)

@@ -185,7 +185,8 @@ if SMOKE:
     gpt2 = presets.resolve("gpt2_base_en")
     tokens = ["<s>", "<pad>", "</s>", "<unk>",
               *json.loads(gpt2.file("vocab.json").read_text()), "<mask>"]
-    vocabulary = Path(tempfile.mkdtemp()) / "vocab.json"
+    smoke_files = tempfile.TemporaryDirectory()  # removed at exit
+    vocabulary = Path(smoke_files.name) / "vocab.json"
     vocabulary.write_text(json.dumps({t: i for i, t in enumerate(tokens)}))
     tokenizer = kzoo.BartTokenizer(vocabulary, gpt2.file("merges.txt"))
     backbone = kzoo.BartBackbone(
