@@ -518,8 +518,9 @@ def _named_presets():
     The dict is shared: read it, never change it."""
     root = builtin_presets_dir()
     files = sorted(root.glob("*/metadata.json"))
-    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size)
-                  for f in files)
+    stats = [f.stat() for f in files]
+    stamp = tuple((str(f), s.st_mtime_ns, s.st_size)
+                  for f, s in zip(files, stats))
     cached = _NAMED_PRESETS.get(root)
     if cached is None or cached[0] != stamp:
         cached = (stamp, {f.parent.name: Preset(f.parent).metadata
