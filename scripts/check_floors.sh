@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${KZOO_FLOORS_VENV:-.venv-min}
+# Compiled on first import rather than at install (see .ci/run).
+unset PYTHONDONTWRITEBYTECODE
 start=$(date +%s)
 rm -rf "$venv"
 python3 -m venv "$venv"
@@ -19,7 +21,7 @@ python scripts/min_constraints.py -o "$constraints"
 cat "$constraints"
 # kzoo and its floors; the test tools are not runtime dependencies and
 # come unpinned.
-python -m pip install -q -c "$constraints" -e . pytest pytest-xdist hypothesis
+python -m pip install -q --no-compile -c "$constraints" -e . pytest pytest-xdist hypothesis
 python -m pip check
 installed=$(date +%s)
 echo "=== floors installed in $(( installed - start ))s"
