@@ -36,6 +36,18 @@ import time
 BACKENDS = ("jax", "tensorflow", "torch")
 DEFAULT_PORT = 29500
 LOOPBACK = "127.0.0.1"
+CPU_DEVICES_FLAG = "--xla_force_host_platform_device_count"
+
+
+def xla_flags_with_cpu_devices(flags, cpu_devices=None):
+    """`flags` (an XLA_FLAGS value) with its virtual CPU device count
+    replaced by `cpu_devices` (dropped when None): the other flags, a
+    user's compiler options say, are kept."""
+    kept = [flag for flag in flags.split()
+            if flag.split("=")[0] != CPU_DEVICES_FLAG]
+    if cpu_devices:
+        kept.append(f"{CPU_DEVICES_FLAG}={cpu_devices}")
+    return " ".join(kept)
 
 
 def free_ports(count, host=LOOPBACK):
@@ -88,8 +100,8 @@ class Plan:
     def base_env(self):
         env = {"KERAS_BACKEND": self.backend}
         if self.cpu_devices:
-            env["XLA_FLAGS"] = (
-                f"--xla_force_host_platform_device_count={self.cpu_devices}")
+            env["XLA_FLAGS"] = xla_flags_with_cpu_devices(
+                os.environ.get("XLA_FLAGS", ""), self.cpu_devices)
         return env
 
     def commands(self):

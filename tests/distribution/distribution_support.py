@@ -10,20 +10,27 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.distribution.launch import xla_flags_with_cpu_devices
+
 WORKERS = Path(__file__).resolve().parent / "workers"
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "scripts" / "launch.py"
 
 
-def worker_env(backend, **extra):
+def worker_env(backend, cpu_devices=None, **extra):
+    """The environment of a worker on `backend`, with `cpu_devices` virtual
+    CPU devices on jax (one by default)."""
     env = {**os.environ, "KERAS_BACKEND": backend,
            "TF_CPP_MIN_LOG_LEVEL": "3", **extra}
     # Workers import `common` from their folder and kzoo from the checkout.
     env["PYTHONPATH"] = os.pathsep.join(
         [str(WORKERS), str(REPO), env.get("PYTHONPATH", "")])
-    # Virtual-device flags of an outer run must not leak into a worker.
-    if "XLA_FLAGS" not in extra:
-        env.pop("XLA_FLAGS", None)
+    # The suite's XLA compile options (tests/conftest.py) carry over; the
+    # virtual-device count is the worker's own (`extra`'s, or none). Without
+    # those options XLA compiled the 8-device mesh worker's steps at full
+    # optimisation.
+    env["XLA_FLAGS"] = xla_flags_with_cpu_devices(
+        os.environ.get("XLA_FLAGS", ""), cpu_devices)
     return env
 
 

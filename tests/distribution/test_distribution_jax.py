@@ -24,8 +24,7 @@ TOLERANCE = 1e-5
 @pytest.fixture(scope="module")
 def mesh_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("jax_mesh") / "report.json"
-    env = worker_env("jax", XLA_FLAGS=(
-        "--xla_force_host_platform_device_count=8"))
+    env = worker_env("jax", cpu_devices=8)
     run(["jax_mesh.py", out], env, timeout=300)
     return json.loads(out.read_text())
 

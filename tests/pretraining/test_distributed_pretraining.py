@@ -268,7 +268,7 @@ def test_jax_model_parallel_trains_what_one_device_trains(tiny):
     parallel = start(command + [sharded] + FLAGS + ["--model-parallel", "2"],
                      worker_env(
                          "jax", KZOO_TEST_REPORT_SHARDING="1",
-                         XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+                         cpu_devices=2))
     output = finish(parallel, 300)
     finish(single, 300)
     seconds = time.perf_counter() - began
