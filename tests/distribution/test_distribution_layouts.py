@@ -157,6 +157,15 @@ def test_local_jax_plan():
         assert "device_count=4" in env["XLA_FLAGS"]
 
 
+def test_cpu_devices_keep_the_users_other_xla_flags(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                       "--xla_force_host_platform_device_count=8")
+    plan = Plan("jax", ["train.py"], processes=2, cpu_devices=4)
+    for _, env in plan.commands():
+        assert env["XLA_FLAGS"] == ("--xla_backend_optimization_level=0 "
+                                    "--xla_force_host_platform_device_count=4")
+
+
 def test_multi_host_tensorflow_plan():
     plan = Plan("tensorflow", ["train.py"], processes=2,
                 hosts=["10.0.0.1", "10.0.0.2"], host_index=1, port=2222)
