@@ -156,7 +156,8 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
         fix=fix)
     try:
         with source:
-            model = converter.build(task_name, checkpoint.config, checkpoint)
+            model = converter.build_for_loading(task_name, checkpoint.config,
+                                                checkpoint)
     except ArgumentError as e:
         raise ConversionError(str(e)) from None
     report = ConversionReport(checkpoint.tensors.description,

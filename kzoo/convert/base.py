@@ -45,6 +45,7 @@ from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import Progress
 from kzoo.core.classification import from_hf_config
 from kzoo.core.registry import get_class
+from kzoo.utils.skip_init import initial_values_skipped
 
 # The converter table: Hugging Face `model_type` (config.json) -> the
 # kzoo.convert module that reads it. Explicit, so a model_type that is no
@@ -594,6 +595,32 @@ class Converter:
         else:
             kwargs = self.task_kwargs(task_name, hf_config, checkpoint)
         return task_cls(backbone=backbone, preprocessor=None, **kwargs)
+
+    def build_for_loading(self, task_name, hf_config, checkpoint):
+        """`build`, for a model that `checkpoint` is loaded into next.
+
+        Built first without drawing random initial values
+        (`kzoo.utils.skip_init`: on torch those draws were ~30% of a tiny
+        BERT's conversion, and most of a large one's); kept when the
+        checkpoint holds a tensor for every weight. Otherwise (a new task
+        head, an optional tensor the checkpoint lacks) built again as
+        `build` builds it, so the weights it lacks start random. The
+        check reads the tensor headers (and the tied pairs it compares)."""
+        with initial_values_skipped():
+            model = self.build(task_name, hf_config, checkpoint)
+        scratch = ConversionReport(checkpoint.tensors.description,
+                                   checkpoint.model_type, type(model).__name__)
+        try:
+            plan = self._plan(model, task_name, checkpoint, scratch)
+        except ConversionError:
+            # `load_weights` reports it, after the tokenizer, as before.
+            return self.build(task_name, hf_config, checkpoint)
+        filled = {id(variable) for spec, _ in plan
+                  for variable in spec.variables}
+        if all(id(variable) in filled for variable in model.weights
+               if "float" in str(variable.dtype)):
+            return model
+        return self.build(task_name, hf_config, checkpoint)
 
     def weight_specs(self, model, hf_config):
         backbone = getattr(model, "backbone", model)
