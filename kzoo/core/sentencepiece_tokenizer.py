@@ -188,7 +188,9 @@ class SentencePieceTokenizer(Tokenizer):
         special = set(self.special_tokens)
         special.update(vocabulary[to_family[i]] for i in range(size)
                        if model.is_control(i) or model.is_unknown(i))
-        special.update(t for t in vocabulary if t not in set(pieces))
+        # Built once: inside the generator it was rebuilt for every token.
+        in_model = set(pieces)
+        special.update(t for t in vocabulary if t not in in_model)
         word_starts = np.array([t.startswith(WORD_START) or t in special
                                 for t in vocabulary], dtype=bool)
         hub = keras_hub.tokenizers.SentencePieceTokenizer(
