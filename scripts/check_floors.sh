@@ -2,8 +2,8 @@
 # The dependency floors check: install kzoo with every runtime dependency
 # pinned to the floor pyproject.toml declares (scripts/min_constraints.py)
 # into a second venv, then run a smoke subset of the tests on TensorFlow.
-# A floor that is too low fails here. Run by .ci/run; 3-4 minutes on 2
-# cores (about 70 s of it the install).
+# A floor that is too low fails here. Run by .ci/run; about 2 minutes on
+# 2 cores (about 30 s of it the install).
 #   bash scripts/check_floors.sh            # venv in .venv-min/
 #   KZOO_FLOORS_VENV=/tmp/v bash scripts/check_floors.sh
 set -euo pipefail
