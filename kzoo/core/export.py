@@ -136,9 +136,12 @@ def export_saved_model(task, filepath, num_texts=None, verbose=None):
                                       [specs])
     else:
         # JAX: tracking is how the archive gets the variables it hands to
-        # the jax2tf-converted function.
-        ids_fn = archive.track_and_add_endpoint(TOKEN_IDS_ENDPOINT, task,
-                                                [specs])
+        # the jax2tf-converted function. A served model is for inference:
+        # without its gradient, jax2tf converts the forward pass only (it
+        # converted the backward pass too, half of each conversion).
+        ids_fn = archive.track_and_add_endpoint(
+            TOKEN_IDS_ENDPOINT, task, [specs],
+            jax2tf_kwargs={"with_gradient": False})
     # The tokenizer's lookup tables (byte-level BPE's) are TensorFlow
     # resources the raw-text function captures; the archive saves only
     # what it tracks.
