@@ -26,9 +26,9 @@ def worker_env(backend, cpu_devices=None, **extra):
     env["PYTHONPATH"] = os.pathsep.join(
         [str(WORKERS), str(REPO), env.get("PYTHONPATH", "")])
     # The suite's XLA compile options (tests/conftest.py) carry over; the
-    # virtual-device count is the worker's own (`extra`'s, or none). Without
-    # those options XLA compiled the 8-device mesh worker's steps at full
-    # optimisation.
+    # virtual-device count is the worker's own (`cpu_devices`, or none).
+    # Without those options XLA compiled the 8-device mesh worker's steps
+    # at full optimisation.
     env["XLA_FLAGS"] = xla_flags_with_cpu_devices(
         os.environ.get("XLA_FLAGS", ""), cpu_devices)
     return env
