@@ -124,7 +124,9 @@ def train(step):
     import keras
 
     import kzoo  # noqa: F401  (registers the classes load_model finds)
-    model = keras.models.load_model(step["model"])
+    from kzoo.utils.skip_init import initial_values_skipped
+    with initial_values_skipped():  # the file holds every weight
+        model = keras.models.load_model(step["model"])
     model.preprocessor = None  # the arrays are preprocessed already
     with np.load(step["data"]) as data:
         arrays = {k: data[k] for k in data.files}

@@ -120,6 +120,15 @@ class Preprocessor(keras.layers.Layer):
         # (kzoo/utils/private_apis.py).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
+        # Built from the start, as `Tokenizer` is: no weights, and its
+        # vocabulary-dependent state comes from `_ensure_setup` on first
+        # use, not from Keras' build. A task holding an unbuilt layer makes
+        # Keras' JAX trainer run the whole task eagerly before every
+        # `predict_on_batch` (and once per `predict`) "to build it": on a
+        # task loaded with `keras.saving.load_model`, one XLA compile per
+        # eager op.
+        self._set_up = False
+        self.built = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -292,19 +301,19 @@ class Preprocessor(keras.layers.Layer):
             f"{type(self).__name__} implements neither _pack nor call.")
 
     @tf.autograph.experimental.do_not_convert
-    def build(self, input_shape=None):
-        # First use: Keras calls this before the first `call`, and
-        # `_ensure_setup` before methods used outside it. Inside a tf.data
-        # trace, init_scope makes the state eagerly (a masker's random
-        # generator must not belong to the traced graph), and autograph
-        # must keep out: it would rewrite the layers' constructors.
+    def _ensure_setup(self):
+        """Makes the state that depends on the vocabulary (`setup`), once:
+        on the first call, or before a method used outside it. Inside a
+        tf.data trace, init_scope makes the state eagerly (a masker's
+        random generator must not belong to the traced graph), and
+        autograph must keep out: it would rewrite the layers'
+        constructors."""
+        if self._set_up:
+            return
         with tf.init_scope():
             self.tokenizer.check_assets()
             self.setup()
-
-    def _ensure_setup(self):
-        if not self.built:
-            self.build()
+        self._set_up = True
 
     def get_build_config(self):
         # Nothing to rebuild from shapes: `setup` runs on first use, once a

@@ -249,7 +249,7 @@ class SmoothedMaskingPreprocessor(Preprocessor):
             counts, self.mlm_smoothing, self.tokenizer.special_token_ids)
         self.token_counts = counts
         self._weights = weights
-        if self.built:
+        if self._set_up:
             self.masker.set_token_probabilities(weights)
 
     def setup(self):

@@ -121,8 +121,7 @@ class EncoderStream(BatchStream):
     def __init__(self, corpus, preprocessor, batch_size, adapt=None,
                  **kwargs):
         super().__init__(corpus, batch_size, **kwargs)
-        if not preprocessor.built:
-            preprocessor.build()  # its masker (setup runs on first use)
+        preprocessor._ensure_setup()  # its masker (made on first use)
         self.preprocessor = preprocessor
         self.sequence_length = int(preprocessor.sequence_length)
         self.adapt = adapt
