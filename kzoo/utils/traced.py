@@ -23,16 +23,36 @@ _SHARED = weakref.WeakKeyDictionary()
 
 def traced_method(owner, method, **function_kwargs):
     """`owner.<method>` as a `tf.function` (keyword arguments go to
-    `tf.function`), made on first use and reused after."""
+    `tf.function`), made on first use and reused after; one per number of
+    arguments it is called with."""
     functions = _FUNCTIONS.setdefault(owner, {})
     if method not in functions:
         instance = weakref.ref(owner)
 
         def run(*args):
             return getattr(instance(), method)(*args)
-        functions[method] = tf.function(run, autograph=False,
-                                        **function_kwargs)
+        functions[method] = _per_arity(run, function_kwargs)
     return functions[method]
+
+
+def _per_arity(run, function_kwargs):
+    """`run` as one `tf.function` per number of positional arguments.
+
+    A preprocessor's graph is called with texts alone (`predict`), or
+    with texts and labels (`fit`). TensorFlow's `reduce_retracing` fails
+    inside its own signature matching (an IndexError, checked on
+    TensorFlow 2.21) when one `tf.function` meets a call with more
+    arguments than an earlier one: `predict` on more than 1,024 texts
+    then `fit` on them with labels crashed.
+    """
+    functions = {}
+
+    def call(*args):
+        if len(args) not in functions:
+            functions[len(args)] = tf.function(run, autograph=False,
+                                               **function_kwargs)
+        return functions[len(args)](*args)
+    return call
 
 
 def shared_traced_method(owner, key, caller, method, **function_kwargs):
