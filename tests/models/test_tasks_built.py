@@ -3,7 +3,7 @@ included (no weights; it sets itself up on first use). Keras' JAX trainer
 otherwise runs the whole task eagerly, op by op, before every
 `predict_on_batch` (and once per `predict`) to "build" it: on a task
 loaded with `keras.saving.load_model`, one XLA compile per eager op (the
-cross-backend training test's JAX worker spent 16 of its 58 s there).
+cross-backend training test's JAX worker spent 9.5 of its 58 s there).
 Checked on every backend: the layers' flags on each, the single pass
 where the trainer looks at them."""
 
