@@ -21,22 +21,27 @@ def _task():
                      backbone=tiny_backbone(kzoo.BertBackbone, dropout=0.0))
 
 
+def _loaded(task, tmp_path):
+    task.save(tmp_path / "task.keras")
+    return keras.saving.load_model(tmp_path / "task.keras")
+
+
+def _unbuilt(model):
+    return [layer.name for layer in model._flatten_layers()
+            if not layer.built]
+
+
 def test_made_and_loaded_tasks_have_every_layer_built(tmp_path):
     task = _task()
-    assert [layer.name for layer in task._flatten_layers()
-            if not layer.built] == []
-    task.save(tmp_path / "task.keras")
-    loaded = keras.saving.load_model(tmp_path / "task.keras")
-    assert [layer.name for layer in loaded._flatten_layers()
-            if not layer.built] == []
+    assert _unbuilt(task) == []
+    assert _unbuilt(_loaded(task, tmp_path)) == []
 
 
 def test_loaded_task_runs_once_per_predict_on_batch(tmp_path):
     task = _task()
     inputs = to_numpy(model_inputs(task.preprocessor(
         example_texts(type(task.preprocessor)))))
-    task.save(tmp_path / "task.keras")
-    loaded = keras.saving.load_model(tmp_path / "task.keras")
+    loaded = _loaded(task, tmp_path)
     calls = []
     call = loaded.call
 
