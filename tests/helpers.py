@@ -425,12 +425,13 @@ def check_preset(name, backbone_cls, tokenizer_cls=None, build=True):
 
 
 def run_guide_smoke(guide, timeout, backend=None):
-    """Run `guides/<guide>` in its smoke mode (KZOO_GUIDE_SMOKE=1) in a
-    fresh interpreter on the current backend (or `backend`); its output,
-    after checking that it exited 0."""
+    """Run `guides/<guide>` in its smoke mode (KZOO_GUIDE_SMOKE=1) as
+    `python guides/<guide>` on the current backend (or `backend`), in a
+    warm interpreter (tests/warm_python.py); its output, after checking
+    that it exited 0."""
     import os
-    import subprocess
-    import sys
+
+    import warm_python
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ,
            "KERAS_BACKEND": backend or keras.backend.backend(),
@@ -438,9 +439,8 @@ def run_guide_smoke(guide, timeout, backend=None):
            "PYTHONPATH": os.pathsep.join([str(repo),
                                           os.environ.get("PYTHONPATH", "")])}
     env.pop("XLA_FLAGS", None)  # the guide runs as a user runs it
-    output = subprocess.run([sys.executable, str(repo / "guides" / guide)],
-                            env=env, capture_output=True, text=True,
-                            timeout=timeout)
+    output = warm_python.run([repo / "guides" / guide], env,
+                             timeout=timeout)
     text = output.stdout + output.stderr
     assert output.returncode == 0, text[-3000:]
     return text

@@ -1,0 +1,274 @@
+"""Scripts run in warm interpreters: `run`/`start` behave like
+`subprocess.run`/`Popen` of `python SCRIPT ARGS...`, minus the ~7 s of
+CPU a fresh interpreter spends importing TensorFlow, Keras, torch and jax.
+
+Why: the guides' smoke runs and the cross-backend workers each start an
+interpreter that spends most of its time importing (a guide's smoke run:
+~8 s of its ~10 s), and one pass of the suite starts ~30 of them.
+
+How: per environment (one per backend, in practice), a server started
+on first use imports the heavy third-party libraries, then forks one
+child per script. The child takes the request's environment, working
+directory and argv, runs the script as `python SCRIPT` does
+(`runpy.run_path` as `__main__`, its folder first on `sys.path`) and
+leaves through the interpreter's normal exit, so `atexit` handlers run.
+
+What keeps the child the same as a fresh interpreter:
+- the server imports only libraries, never kzoo or huggingface_hub, which
+  read settings (`KZOO_CACHE`, `HF_HUB_CACHE`) a script may set itself
+  before importing them;
+- it never runs an op, so no thread pool of TensorFlow, torch or XLA
+  exists to be lost in the fork (they start on first use, in the child);
+- a server serves only requests with its own environment (TensorFlow and
+  Keras read theirs at import), bar the variables read only when a
+  script runs (`PER_RUN_PREFIXES`).
+"""
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Read when a script runs, not by any library at import: pytest's name
+# of the running test, and kzoo's and huggingface_hub's settings (each
+# test sets its own caches). Keras imports huggingface_hub, whose
+# `constants` then hold the server's values, but kzoo reads these
+# variables when it runs and passes them on (kzoo/convert/download.py).
+PER_RUN_PREFIXES = ("KZOO_", "HF_", "PYTEST_CURRENT_TEST")
+
+
+def _per_run(name):
+    return name.startswith(PER_RUN_PREFIXES)
+
+
+# What the server imports: each script imports them again in no time.
+PRELOAD = ("numpy", "tensorflow", "keras", "jax")
+
+
+def _serve():
+    """The server's loop: one JSON request per line on stdin, one line on
+    stdout when a child starts ({"id", "pid"}) and when it ends ({"id",
+    "exit"}). Ends, killing its children, when stdin closes."""
+    import importlib
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # the libraries' own prints go to stderr, not the protocol
+    for module in PRELOAD:
+        importlib.import_module(module)
+    assert "kzoo" not in sys.modules, "kzoo reads its settings at import"
+    protocol.write(json.dumps({"ready": True}) + "\n")
+    children = {}
+    pending = b""
+    while True:
+        readable, _, _ = select.select([0], [], [], 0.05)
+        if readable:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                for pid in children:
+                    _kill_group(pid)
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request = json.loads(line)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    protocol.close()
+                    _child(request)  # never returns
+                children[pid] = request["id"]
+                protocol.write(json.dumps({"id": request["id"],
+                                           "pid": pid}) + "\n")
+        while children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            protocol.write(json.dumps({
+                "id": children.pop(pid),
+                "exit": os.waitstatus_to_exitcode(status)}) + "\n")
+
+
+def _child(request):
+    """Become `python ARGV` in the request's environment and folder."""
+    os.setsid()  # its own process group: a timeout kills what it started
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_TRUNC), fd)
+    argv = request["argv"]
+    if argv[0] == "-c":
+        sys.argv = ["-c", *argv[2:]]
+        sys.path[0] = ""
+        code = compile(argv[1], "<string>", "exec")
+        run = lambda: exec(code, {"__name__": "__main__"})  # noqa: E731
+    else:
+        import runpy
+        sys.argv = list(argv)
+        sys.path[0] = str(Path(argv[0]).resolve().parent)
+        run = lambda: runpy.run_path(argv[0], run_name="__main__")  # noqa
+    # The interpreter's own exit from here: SystemExit's code, a
+    # traceback and 1 for any other exception, as `python SCRIPT` gives.
+    raise SystemExit(_run_as_main(run))
+
+
+def _run_as_main(run):
+    import traceback
+    try:
+        run()
+    except SystemExit as done:
+        return done.code
+    except BaseException:  # noqa: BLE001 -- printed as Python prints it
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Server:
+    """The client side of one server."""
+
+    def __init__(self, env):
+        self.process = subprocess.Popen(
+            [sys.executable, __file__], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.results = {}
+        self.next_id = 0
+        self._read_until(lambda message: message.get("ready"), timeout=300)
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def _read_until(self, done, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired("warm python server", timeout)
+            readable, _, _ = select.select([self.process.stdout], [], [],
+                                           left)
+            if not readable:
+                continue
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the warm python server exited")
+            message = json.loads(line)
+            if done(message):
+                return message
+            self.results[message["id"]] = message
+
+    def start(self, request):
+        self.next_id += 1
+        request = {**request, "id": self.next_id}
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        self.process.stdin.flush()
+        message = self._read_until(
+            lambda m: m.get("id") == request["id"] and "pid" in m, 60)
+        return request["id"], message["pid"]
+
+    def wait(self, request_id, timeout):
+        if request_id in self.results and "exit" in \
+                self.results[request_id]:
+            return self.results.pop(request_id)["exit"]
+        message = self._read_until(
+            lambda m: m.get("id") == request_id and "exit" in m, timeout)
+        return message["exit"]
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+_SERVERS = {}
+
+
+def _server_for(env):
+    key = json.dumps({k: v for k, v in sorted(env.items())
+                      if not _per_run(k)})
+    server = _SERVERS.get(key)
+    if server is None or not server.alive():
+        server = _SERVERS[key] = _Server(
+            {k: v for k, v in env.items() if not _per_run(k)})
+    return server
+
+
+@atexit.register
+def _close_servers():
+    for server in _SERVERS.values():
+        if server.alive():
+            server.close()
+
+
+class WarmProcess:
+    """A started script: `wait`, `kill`, `pid`, and its output (text)
+    once it has ended, as `subprocess.Popen` with
+    `stdout=PIPE, stderr=PIPE, text=True` after `communicate`."""
+
+    def __init__(self, argv, env, cwd):
+        self._server = _server_for(env)
+        self._folder = tempfile.mkdtemp(prefix="warm_python_")
+        self._stdout = os.path.join(self._folder, "stdout")
+        self._stderr = os.path.join(self._folder, "stderr")
+        for path in (self._stdout, self._stderr):
+            open(path, "w").close()
+        self._id, self.pid = self._server.start({
+            "argv": [str(a) for a in argv], "env": dict(env),
+            "cwd": str(cwd or os.getcwd()),
+            "stdout": self._stdout, "stderr": self._stderr})
+        self.returncode = None
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            try:
+                self.returncode = self._server.wait(
+                    self._id, 10 ** 6 if timeout is None else timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise
+        return self.returncode
+
+    def kill(self):
+        _kill_group(self.pid)
+
+    def communicate(self, timeout=None):
+        """(stdout, stderr) after the script ends."""
+        self.wait(timeout)
+        outputs = tuple(Path(path).read_text(errors="replace")
+                        for path in (self._stdout, self._stderr))
+        for path in (self._stdout, self._stderr):
+            os.unlink(path)
+        os.rmdir(self._folder)
+        return outputs
+
+
+def start(argv, env, cwd=None):
+    """Start `python ARGV` (ARGV: a script and its arguments, or
+    ["-c", code, ...]) with this environment."""
+    return WarmProcess(argv, env, cwd)
+
+
+def run(argv, env, cwd=None, timeout=None):
+    """`subprocess.run([sys.executable, *argv], env=env, cwd=cwd,
+    capture_output=True, text=True, timeout=timeout)`, warm."""
+    process = start(argv, env, cwd)
+    stdout, stderr = process.communicate(timeout)
+    return subprocess.CompletedProcess(
+        [sys.executable, *argv], process.returncode, stdout, stderr)
+
+
+if __name__ == "__main__":
+    _serve()
