@@ -21,10 +21,13 @@ this file in a subprocess with `KERAS_BACKEND=B`:
         load a task saved in Keras' format, fit it (without its
         preprocessor) with plain SGD on the preprocessed arrays in NPZ
         (`pack` layout: one batch, in order), write its losses and
-        weights to NPZ.
+        weights to NPZ;
+    {"op": "convert", "source": DIR, "preset": DIR}
+        `kzoo.convert.hf_to_preset(source, preset)` there.
 
 The test imports the same `make`/`run` functions to do its own side in
-process, so both sides follow one code path. Nothing here knows a model
+process, so both sides follow one code path, and starts the other
+backends' workers with `start` and `finish`. Nothing here knows a model
 family: classes are looked up by name on the `kzoo` module.
 """
 
@@ -147,13 +150,41 @@ def train(step):
     return out
 
 
+def convert(step):
+    import kzoo
+    kzoo.convert.hf_to_preset(step["source"], step["preset"], verbose=False)
+
+
+def start(backend, job_file):
+    """This file running `job_file` on `backend`, in a warm interpreter
+    (tests/warm_python.py) that imports the kzoo the test imported."""
+    import warm_python
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "KERAS_BACKEND": backend,
+           "TF_CPP_MIN_LOG_LEVEL": "2",
+           "PYTHONPATH": os.pathsep.join(
+               filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    return warm_python.start([os.path.abspath(__file__), str(job_file)],
+                             env)
+
+
+def finish(workers, timeout):
+    """Wait for each started worker ({backend: worker}); fail with its
+    output if it failed."""
+    for backend, worker in workers.items():
+        stdout, stderr = worker.communicate(timeout=timeout)
+        assert worker.returncode == 0, \
+            f"{backend} worker failed:\n{stdout}{stderr}"
+
+
 def main(job_file):
     import keras
     with open(job_file) as f:
         job = json.load(f)
     keras.utils.set_random_seed(job.get("seed", 0))
     for step in job["steps"]:
-        {"run": run, "make": make, "train": train}[step["op"]](step)
+        {"run": run, "make": make, "train": train,
+         "convert": convert}[step["op"]](step)
     print(f"done on {keras.backend.backend()}")
 
 

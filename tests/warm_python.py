@@ -143,9 +143,11 @@ class _Server:
     """The client side of one server."""
 
     def __init__(self, env):
+        # Unbuffered: `select` sees the pipe, so a line read ahead into a
+        # buffer would go unseen.
         self.process = subprocess.Popen(
             [sys.executable, __file__], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self.results = {}
         self.next_id = 0
         self._read_until(lambda message: message.get("ready"), timeout=300)
@@ -196,9 +198,14 @@ class _Server:
 _SERVERS = {}
 
 
+def server_key(env):
+    """Requests with equal keys share a server."""
+    return json.dumps({k: v for k, v in sorted(env.items())
+                       if not _per_run(k)})
+
+
 def _server_for(env):
-    key = json.dumps({k: v for k, v in sorted(env.items())
-                      if not _per_run(k)})
+    key = server_key(env)
     server = _SERVERS.get(key)
     if server is None or not server.alive():
         server = _SERVERS[key] = _Server(

@@ -25,10 +25,6 @@ together.
 
 import inspect
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -44,7 +40,6 @@ pytestmark = pytest.mark.once
 
 THIS = keras.backend.backend()
 OTHERS = [b for b in ("tensorflow", "jax", "torch") if b != THIS]
-WORKER = Path(worker.__file__).resolve()
 EPOCHS = 1
 LEARNING_RATE = 0.1
 ATOL = 1e-5
@@ -141,28 +136,20 @@ def exchange(tmp_path_factory):
                 "learning_rate": LEARNING_RATE}
         steps.append((name, step))
 
-    processes = {}
+    workers = {}
     for backend in OTHERS:
         (root / backend).mkdir()
         job = root / backend / "job.json"
         job.write_text(json.dumps({"seed": 3, "steps": [
             {**step, "output": str(root / backend / f"{name}.npz")}
             for name, step in steps]}))
-        env = {**os.environ, "KERAS_BACKEND": backend,
-               "TF_CPP_MIN_LOG_LEVEL": "2"}
-        processes[backend] = subprocess.Popen(
-            [sys.executable, str(WORKER), str(job)], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        workers[backend] = worker.start(backend, job)
     try:
         for name, step in steps:
             mine[name] = worker.train(
                 {**step, "output": str(root / f"{name}.{THIS}.npz")})
     finally:
-        outputs = {backend: process.communicate(timeout=900)[0]
-                   for backend, process in processes.items()}
-    for backend, process in processes.items():
-        assert process.returncode == 0, \
-            f"{backend} worker failed:\n{outputs[backend]}"
+        worker.finish(workers, timeout=900)
     return root, mine, before
 
 

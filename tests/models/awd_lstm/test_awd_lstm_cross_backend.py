@@ -4,10 +4,6 @@ others, and theirs loaded here, through the shared cross-backend worker
 (`tests/cross_backend_worker.py`, one subprocess per other backend)."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -53,23 +49,14 @@ def exchange(tmp_path_factory):
     root = tmp_path_factory.mktemp("awd_cross_backend")
     inputs = root / "inputs.npz"
     np.savez(inputs, **padded_inputs(vocabulary_size=1000))
-    processes = {}
+    workers = {}
     for backend in OTHERS:
         (root / backend).mkdir(parents=True)
         job = root / backend / "job.json"
         job.write_text(json.dumps({"seed": 5,
                                    "steps": steps(root, backend, inputs)}))
-        env = {**os.environ, "KERAS_BACKEND": backend,
-               "TF_CPP_MIN_LOG_LEVEL": "2",
-               "PYTHONPATH": os.pathsep.join(
-                   [str(Path(worker.__file__).parents[1]),
-                    os.environ.get("PYTHONPATH", "")])}
-        processes[backend] = subprocess.Popen(
-            [sys.executable, worker.__file__, str(job)], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for backend, process in processes.items():
-        output, _ = process.communicate(timeout=600)
-        assert process.returncode == 0, f"{backend} failed:\n{output}"
+        workers[backend] = worker.start(backend, job)
+    worker.finish(workers, timeout=600)
     return root, inputs
 
 

@@ -9,10 +9,6 @@ of its own, which this backend then loads and runs.
 """
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -30,7 +26,6 @@ THIS = keras.backend.backend()
 OTHERS = [b for b in BACKENDS if b != THIS]
 ATOL = 1e-5
 VOCAB = 30522
-WORKER = Path(worker.__file__).resolve()
 
 BACKBONE = {"class": "BertBackbone",
             "config": {"vocabulary_size": VOCAB, **TINY_BERT}}
@@ -76,7 +71,7 @@ def exchange(tmp_path_factory):
                              "output": str(root / THIS / "task.npz")}),
     }
 
-    processes = {}
+    workers = {}
     for backend in OTHERS:
         steps = [
             # (a) this backend's presets, run there
@@ -95,14 +90,8 @@ def exchange(tmp_path_factory):
         (root / backend).mkdir(parents=True, exist_ok=True)
         job = root / backend / "job.json"
         job.write_text(json.dumps({"seed": 11, "steps": steps}))
-        env = {**os.environ, "KERAS_BACKEND": backend,
-               "TF_CPP_MIN_LOG_LEVEL": "2"}
-        processes[backend] = subprocess.Popen(
-            [sys.executable, str(WORKER), str(job)], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for backend, process in processes.items():
-        output, _ = process.communicate(timeout=600)
-        assert process.returncode == 0, f"{backend} worker failed:\n{output}"
+        workers[backend] = worker.start(backend, job)
+    worker.finish(workers, timeout=600)
     return root, inputs, mine
 
 

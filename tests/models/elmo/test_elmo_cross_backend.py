@@ -4,10 +4,6 @@ preset converted there loads and runs the same here. The others run in
 subprocesses (`tests/cross_backend_worker.py`), started together."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -22,9 +18,6 @@ pytestmark = pytest.mark.once
 BACKENDS = ("tensorflow", "jax", "torch")
 THIS = keras.backend.backend()
 OTHERS = [b for b in BACKENDS if b != THIS]
-WORKER = Path(worker.__file__).resolve()
-CONVERT = ("import sys, kzoo; kzoo.convert.hf_to_preset(sys.argv[1], "
-           "sys.argv[2], verbose=False)")
 
 
 def test_original_weights_same_on_every_backend(tmp_path):
@@ -36,28 +29,18 @@ def test_original_weights_same_on_every_backend(tmp_path):
     mine = worker.run({"class": "ElmoBackbone", "preset": str(tmp_path / THIS),
                        "inputs": str(inputs),
                        "output": str(tmp_path / "mine.npz")})
-    processes = {}
+    workers = {}
     for backend in OTHERS:
         job = tmp_path / f"{backend}.json"
         # Run this backend's preset there, then convert one there.
         job.write_text(json.dumps({"steps": [
             {"op": "run", "class": "ElmoBackbone",
              "preset": str(tmp_path / THIS), "inputs": str(inputs),
-             "output": str(tmp_path / f"{backend}_run.npz")}]}))
-        # The subprocesses import the kzoo this test imported.
-        root = str(Path(kzoo.__file__).resolve().parents[1])
-        env = {**os.environ, "KERAS_BACKEND": backend,
-               "TF_CPP_MIN_LOG_LEVEL": "2",
-               "PYTHONPATH": os.pathsep.join(
-                   filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        command = (f"{sys.executable} {WORKER} {job} && {sys.executable} "
-                   f"-c '{CONVERT}' {ELMO_DIR} {tmp_path / backend}")
-        processes[backend] = subprocess.Popen(
-            command, shell=True, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
-    for backend, process in processes.items():
-        output, _ = process.communicate(timeout=900)
-        assert process.returncode == 0, f"{backend} failed:\n{output}"
+             "output": str(tmp_path / f"{backend}_run.npz")},
+            {"op": "convert", "source": str(ELMO_DIR),
+             "preset": str(tmp_path / backend)}]}))
+        workers[backend] = worker.start(backend, job)
+    worker.finish(workers, timeout=900)
     for backend in OTHERS:
         with np.load(tmp_path / f"{backend}_run.npz") as theirs:
             for key, value in mine.items():
