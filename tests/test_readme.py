@@ -4,11 +4,11 @@ claims found false once stay gone."""
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+import warm_python
 
 pytestmark = pytest.mark.once
 
@@ -68,9 +68,7 @@ def test_quickstart_prints_what_the_readme_shows(tmp_path):
     expected = _block(README, "text", "## Quickstart")
     env = {**os.environ, "KZOO_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
            "KZOO_CACHE": str(tmp_path / "cache"), "KZOO_QUIET": "1"}
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path,
-                            env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = warm_python.run(["-c", code], env, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == expected
 
@@ -82,10 +80,10 @@ def test_cli_table_lists_every_command():
 
 
 def test_datasets_after_a_bare_import():
-    result = subprocess.run(
-        [sys.executable, "-c",
+    result = warm_python.run(
+        ["-c",
          "import kzoo; print(len(kzoo.datasets.austen_passages('emma')) > 0)"],
-        capture_output=True, text=True, timeout=600)
+        dict(os.environ), timeout=600)
     assert result.stdout.strip() == "True", result.stderr[-3000:]
 
 

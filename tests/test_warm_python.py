@@ -80,7 +80,14 @@ def test_settings_read_per_run_share_one_server(script, tmp_path):
 
 
 def test_timeout_kills_the_script(script, tmp_path):
+    with pytest.raises(subprocess.TimeoutExpired):
+        warm_python.run([script, "sleep"], dict(os.environ), timeout=2)
+
+
+def test_wait_and_poll_leave_it_running_until_killed(script):
     process = warm_python.start([script, "sleep"], dict(os.environ))
     with pytest.raises(subprocess.TimeoutExpired):
-        process.wait(timeout=2)
+        process.wait(timeout=1)
+    assert process.poll() is None
+    process.kill()
     assert process.wait(timeout=30) == -9

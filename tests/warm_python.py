@@ -102,8 +102,11 @@ def _child(request):
     os.chdir(request["cwd"])
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
-        os.dup2(os.open(path, os.O_WRONLY | os.O_TRUNC), fd)
+    os.dup2(os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC), 1)
+    if request["stderr"] is None:  # into stdout, as `2>&1`
+        os.dup2(1, 2)
+    else:
+        os.dup2(os.open(request["stderr"], os.O_WRONLY | os.O_TRUNC), 2)
     argv = request["argv"]
     if argv[0] == "-c":
         sys.argv = ["-c", *argv[2:]]
@@ -158,12 +161,12 @@ class _Server:
     def _read_until(self, done, timeout):
         deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise subprocess.TimeoutExpired("warm python server", timeout)
+            left = max(0.0, deadline - time.monotonic())
             readable, _, _ = select.select([self.process.stdout], [], [],
                                            left)
             if not readable:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired("warm python", timeout)
                 continue
             line = self.process.stdout.readline()
             if not line:
@@ -222,57 +225,70 @@ def _close_servers():
 
 class WarmProcess:
     """A started script: `wait`, `kill`, `pid`, and its output (text)
-    once it has ended, as `subprocess.Popen` with
-    `stdout=PIPE, stderr=PIPE, text=True` after `communicate`."""
+    once it has ended, as `subprocess.Popen` with `stdout=PIPE,
+    stderr=PIPE` (or `stderr=STDOUT` when `merge_stderr`), `text=True`
+    after `communicate`."""
 
-    def __init__(self, argv, env, cwd):
+    def __init__(self, argv, env, cwd, merge_stderr=False):
         self._server = _server_for(env)
         self._folder = tempfile.mkdtemp(prefix="warm_python_")
-        self._stdout = os.path.join(self._folder, "stdout")
-        self._stderr = os.path.join(self._folder, "stderr")
-        for path in (self._stdout, self._stderr):
+        self._outputs = [os.path.join(self._folder, "stdout")]
+        if not merge_stderr:
+            self._outputs.append(os.path.join(self._folder, "stderr"))
+        for path in self._outputs:
             open(path, "w").close()
         self._id, self.pid = self._server.start({
             "argv": [str(a) for a in argv], "env": dict(env),
-            "cwd": str(cwd or os.getcwd()),
-            "stdout": self._stdout, "stderr": self._stderr})
+            "cwd": str(cwd or os.getcwd()), "stdout": self._outputs[0],
+            "stderr": None if merge_stderr else self._outputs[1]})
         self.returncode = None
 
     def wait(self, timeout=None):
+        """Its exit code; raises subprocess.TimeoutExpired (and leaves it
+        running) after `timeout` seconds."""
         if self.returncode is None:
-            try:
-                self.returncode = self._server.wait(
-                    self._id, 10 ** 6 if timeout is None else timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise
+            self.returncode = self._server.wait(
+                self._id, 10 ** 6 if timeout is None else timeout)
         return self.returncode
 
+    def poll(self):
+        try:
+            return self.wait(timeout=0)
+        except subprocess.TimeoutExpired:
+            return None
+
     def kill(self):
+        """SIGKILL to it and every process it started (its own group)."""
         _kill_group(self.pid)
 
     def communicate(self, timeout=None):
-        """(stdout, stderr) after the script ends."""
+        """(stdout, stderr) after the script ends (stderr None when
+        merged into stdout)."""
         self.wait(timeout)
-        outputs = tuple(Path(path).read_text(errors="replace")
-                        for path in (self._stdout, self._stderr))
-        for path in (self._stdout, self._stderr):
+        outputs = [Path(path).read_text(errors="replace")
+                   for path in self._outputs]
+        for path in self._outputs:
             os.unlink(path)
         os.rmdir(self._folder)
-        return outputs
+        return outputs[0], (outputs[1] if len(outputs) > 1 else None)
 
 
-def start(argv, env, cwd=None):
+def start(argv, env, cwd=None, merge_stderr=False):
     """Start `python ARGV` (ARGV: a script and its arguments, or
     ["-c", code, ...]) with this environment."""
-    return WarmProcess(argv, env, cwd)
+    return WarmProcess(argv, env, cwd, merge_stderr)
 
 
 def run(argv, env, cwd=None, timeout=None):
     """`subprocess.run([sys.executable, *argv], env=env, cwd=cwd,
     capture_output=True, text=True, timeout=timeout)`, warm."""
     process = start(argv, env, cwd)
-    stdout, stderr = process.communicate(timeout)
+    try:
+        stdout, stderr = process.communicate(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
     return subprocess.CompletedProcess(
         [sys.executable, *argv], process.returncode, stdout, stderr)
 

@@ -3,13 +3,12 @@ the device count and the process group are fixed at start-up), bounded in
 time, killed (with its children) when it overruns."""
 
 import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
+import warm_python
 from kzoo.distribution.launch import xla_flags_with_cpu_devices
 
 WORKERS = Path(__file__).resolve().parent / "workers"
@@ -35,10 +34,9 @@ def worker_env(backend, cpu_devices=None, **extra):
 
 
 def start(argv, env):
-    return subprocess.Popen(
-        [sys.executable] + [str(a) for a in argv], env=env, cwd=WORKERS,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
+    """`python ARGV` in the workers' folder, in a warm interpreter
+    (tests/warm_python.py) in its own process group; stderr into stdout."""
+    return warm_python.start(argv, env, cwd=WORKERS, merge_stderr=True)
 
 
 def finish(process, timeout):
@@ -47,7 +45,7 @@ def finish(process, timeout):
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        process.kill()  # and what it started
         output, _ = process.communicate()
         raise AssertionError(
             f"worker timed out after {timeout}s:\n{output[-4000:]}")
