@@ -160,10 +160,8 @@ def start(backend, job_file):
     (tests/warm_python.py) that imports the kzoo the test imported."""
     import warm_python
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "KERAS_BACKEND": backend,
-           "TF_CPP_MIN_LOG_LEVEL": "2",
-           "PYTHONPATH": os.pathsep.join(
-               filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    env = warm_python.environment(backend, PYTHONPATH=os.pathsep.join(
+        filter(None, [root, os.environ.get("PYTHONPATH")])))
     return warm_python.start([os.path.abspath(__file__), str(job_file)],
                              env)
 

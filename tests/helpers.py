@@ -433,11 +433,10 @@ def run_guide_smoke(guide, timeout, backend=None):
 
     import warm_python
     repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ,
-           "KERAS_BACKEND": backend or keras.backend.backend(),
-           "KZOO_GUIDE_SMOKE": "1", "TF_CPP_MIN_LOG_LEVEL": "3",
-           "PYTHONPATH": os.pathsep.join([str(repo),
-                                          os.environ.get("PYTHONPATH", "")])}
+    env = warm_python.environment(
+        backend or keras.backend.backend(), KZOO_GUIDE_SMOKE="1",
+        PYTHONPATH=os.pathsep.join([str(repo),
+                                    os.environ.get("PYTHONPATH", "")]))
     env.pop("XLA_FLAGS", None)  # the guide runs as a user runs it
     output = warm_python.run([repo / "guides" / guide], env,
                              timeout=timeout)

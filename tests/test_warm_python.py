@@ -2,7 +2,8 @@
 `__name__`, its folder on `sys.path`, the request's environment and
 working folder, exit codes (SystemExit's, 1 with a traceback for an
 exception, a signal's negative), `atexit` handlers, and a timeout that
-kills it."""
+kills it. (The servers here preload `json` alone: what is checked is the
+fork, not the imports; the suite's guides and workers check those.)"""
 
 import os
 import subprocess
@@ -14,12 +15,13 @@ import warm_python
 
 pytestmark = pytest.mark.once
 
+LIGHT = ("json",)
+
 SCRIPT = r"""
 import atexit, json, os, sys
 atexit.register(lambda: print("atexit ran"))
 print(json.dumps({"argv": sys.argv, "name": __name__, "path0": sys.path[0],
-                  "cwd": os.getcwd(), "setting": os.environ.get("KZOO_X"),
-                  "kzoo_imported": "kzoo" in sys.modules}))
+                  "cwd": os.getcwd(), "setting": os.environ.get("KZOO_X")}))
 sys.stderr.write("to stderr\n")
 what = sys.argv[1]
 if what == "exit":
@@ -42,7 +44,8 @@ def script(tmp_path):
 def _both(script, tmp_path, what, **settings):
     env = {**os.environ, **settings}
     argv = [script, what]
-    warm = warm_python.run(argv, env, cwd=tmp_path, timeout=120)
+    warm = warm_python.run(argv, env, cwd=tmp_path, timeout=120,
+                           preload=LIGHT)
     fresh = subprocess.run([sys.executable, *map(str, argv)], env=env,
                            cwd=tmp_path, capture_output=True, text=True)
     return warm, fresh
@@ -58,7 +61,6 @@ def test_same_as_a_fresh_interpreter(script, tmp_path, what, code):
     assert '"name": "__main__"' in warm.stdout
     assert f'"path0": "{script.parent}"' in warm.stdout
     assert f'"cwd": "{tmp_path}"' in warm.stdout
-    assert '"kzoo_imported": false' in warm.stdout
     assert warm.stdout.rstrip().endswith("atexit ran")
     assert warm.stderr.startswith("to stderr")
     if what == "raise":
@@ -67,8 +69,10 @@ def test_same_as_a_fresh_interpreter(script, tmp_path, what, code):
 
 def test_settings_read_per_run_share_one_server(script, tmp_path):
     env = {**os.environ}
-    first = warm_python.start([script, "ok"], {**env, "KZOO_X": "a"})
-    second = warm_python.start([script, "ok"], {**env, "KZOO_X": "b"})
+    first = warm_python.start([script, "ok"], {**env, "KZOO_X": "a"},
+                              preload=LIGHT)
+    second = warm_python.start([script, "ok"], {**env, "KZOO_X": "b"},
+                               preload=LIGHT)
     assert first._server is second._server
     assert '"setting": "a"' in first.communicate(120)[0]
     assert '"setting": "b"' in second.communicate(120)[0]
@@ -81,13 +85,30 @@ def test_settings_read_per_run_share_one_server(script, tmp_path):
 
 def test_timeout_kills_the_script(script, tmp_path):
     with pytest.raises(subprocess.TimeoutExpired):
-        warm_python.run([script, "sleep"], dict(os.environ), timeout=2)
+        warm_python.run([script, "sleep"], dict(os.environ), timeout=2,
+                        preload=LIGHT)
 
 
 def test_wait_and_poll_leave_it_running_until_killed(script):
-    process = warm_python.start([script, "sleep"], dict(os.environ))
+    process = warm_python.start([script, "sleep"], dict(os.environ),
+                                preload=LIGHT)
     with pytest.raises(subprocess.TimeoutExpired):
         process.wait(timeout=1)
     assert process.poll() is None
     process.kill()
     assert process.wait(timeout=30) == -9
+
+
+def test_sys_path_and_xla_flags_as_a_fresh_interpreter_has_them(tmp_path):
+    # Both are read per run: one server serves every value.
+    code = "import os, sys; print(sys.path); print(os.environ['XLA_FLAGS'])"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        ["relative", "", str(tmp_path / "absolute"), ""]), "XLA_FLAGS": "x"}
+    warm = warm_python.run(["-c", code], env, cwd=tmp_path, timeout=120,
+                           preload=LIGHT)
+    fresh = subprocess.run([sys.executable, "-c", code], env=env,
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert warm.stdout == fresh.stdout
+    assert warm_python.server_key(env, LIGHT) == warm_python.server_key(
+        {k: v for k, v in env.items() if k not in ("PYTHONPATH", "XLA_FLAGS")},
+        LIGHT)

@@ -36,11 +36,14 @@ import time
 from pathlib import Path
 
 # Read when a script runs, not by any library at import: pytest's name
-# of the running test, and kzoo's and huggingface_hub's settings (each
-# test sets its own caches). Keras imports huggingface_hub, whose
-# `constants` then hold the server's values, but kzoo reads these
-# variables when it runs and passes them on (kzoo/convert/download.py).
-PER_RUN_PREFIXES = ("KZOO_", "HF_", "PYTEST_CURRENT_TEST")
+# of the running test; kzoo's and huggingface_hub's settings (each test
+# sets its own caches: Keras imports huggingface_hub, whose `constants`
+# then hold the server's values, but kzoo reads these variables when it
+# runs and passes them on, kzoo/convert/download.py); XLA's flags (read
+# when jax or TensorFlow first compiles, in the child); PYTHONPATH (the
+# child rebuilds `sys.path` from its own, `_python_path`).
+PER_RUN_PREFIXES = ("KZOO_", "HF_", "PYTEST_CURRENT_TEST", "XLA_FLAGS",
+                    "PYTHONPATH")
 
 
 def _per_run(name):
@@ -51,16 +54,21 @@ def _per_run(name):
 PRELOAD = ("numpy", "tensorflow", "keras", "jax")
 
 
-def _serve():
-    """The server's loop: one JSON request per line on stdin, one line on
+def _serve(preload):
+    """The server's loop, after importing `preload`: one JSON request per line on stdin, one line on
     stdout when a child starts ({"id", "pid"}) and when it ends ({"id",
     "exit"}). Ends, killing its children, when stdin closes."""
     import importlib
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the libraries' own prints go to stderr, not the protocol
-    for module in PRELOAD:
+    for module in preload:
         importlib.import_module(module)
     assert "kzoo" not in sys.modules, "kzoo reads its settings at import"
+    # The server is started without PYTHONPATH: past the script's folder,
+    # its sys.path is the interpreter's own.
+    assert "PYTHONPATH" not in os.environ
+    global _INTERPRETER_PATH
+    _INTERPRETER_PATH = sys.path[1:]
     protocol.write(json.dumps({"ready": True}) + "\n")
     children = {}
     pending = b""
@@ -110,17 +118,32 @@ def _child(request):
     argv = request["argv"]
     if argv[0] == "-c":
         sys.argv = ["-c", *argv[2:]]
-        sys.path[0] = ""
+        sys.path[:] = _python_path("")
         code = compile(argv[1], "<string>", "exec")
         run = lambda: exec(code, {"__name__": "__main__"})  # noqa: E731
     else:
         import runpy
         sys.argv = list(argv)
-        sys.path[0] = str(Path(argv[0]).resolve().parent)
+        sys.path[:] = _python_path(str(Path(argv[0]).resolve().parent))
         run = lambda: runpy.run_path(argv[0], run_name="__main__")  # noqa
     # The interpreter's own exit from here: SystemExit's code, a
     # traceback and 1 for any other exception, as `python SCRIPT` gives.
     raise SystemExit(_run_as_main(run))
+
+
+_INTERPRETER_PATH = None
+
+
+def _python_path(first):
+    """`sys.path` as Python 3.11 builds it at start-up: the script's
+    folder ("" for -c), then PYTHONPATH's entries (made absolute, an
+    empty one is the working folder, a trailing one is dropped), then the
+    interpreter's own."""
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if entries[-1] == "":
+        entries.pop()
+    return [first, *(os.path.abspath(entry) if entry else os.getcwd()
+                     for entry in entries), *_INTERPRETER_PATH]
 
 
 def _run_as_main(run):
@@ -145,11 +168,11 @@ def _kill_group(pid):
 class _Server:
     """The client side of one server."""
 
-    def __init__(self, env):
+    def __init__(self, env, preload):
         # Unbuffered: `select` sees the pipe, so a line read ahead into a
         # buffer would go unseen.
         self.process = subprocess.Popen(
-            [sys.executable, __file__], env=env, stdin=subprocess.PIPE,
+            [sys.executable, __file__, *preload], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self.results = {}
         self.next_id = 0
@@ -201,18 +224,18 @@ class _Server:
 _SERVERS = {}
 
 
-def server_key(env):
+def server_key(env, preload=PRELOAD):
     """Requests with equal keys share a server."""
-    return json.dumps({k: v for k, v in sorted(env.items())
-                       if not _per_run(k)})
+    return json.dumps([list(preload), {k: v for k, v in sorted(env.items())
+                                       if not _per_run(k)}])
 
 
-def _server_for(env):
-    key = server_key(env)
+def _server_for(env, preload):
+    key = server_key(env, preload)
     server = _SERVERS.get(key)
     if server is None or not server.alive():
         server = _SERVERS[key] = _Server(
-            {k: v for k, v in env.items() if not _per_run(k)})
+            {k: v for k, v in env.items() if not _per_run(k)}, preload)
     return server
 
 
@@ -229,8 +252,8 @@ class WarmProcess:
     stderr=PIPE` (or `stderr=STDOUT` when `merge_stderr`), `text=True`
     after `communicate`."""
 
-    def __init__(self, argv, env, cwd, merge_stderr=False):
-        self._server = _server_for(env)
+    def __init__(self, argv, env, cwd, merge_stderr=False, preload=PRELOAD):
+        self._server = _server_for(env, preload)
         self._folder = tempfile.mkdtemp(prefix="warm_python_")
         self._outputs = [os.path.join(self._folder, "stdout")]
         if not merge_stderr:
@@ -273,16 +296,26 @@ class WarmProcess:
         return outputs[0], (outputs[1] if len(outputs) > 1 else None)
 
 
-def start(argv, env, cwd=None, merge_stderr=False):
+def environment(backend=None, **settings):
+    """This process's environment for a script on `backend` (this one's
+    by default), TensorFlow's start-up chatter off: the one the guides,
+    workers and snippets share, so that they share a server too."""
+    return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+            "KERAS_BACKEND": backend or os.environ.get("KERAS_BACKEND", ""),
+            **settings}
+
+
+def start(argv, env, cwd=None, merge_stderr=False, preload=PRELOAD):
     """Start `python ARGV` (ARGV: a script and its arguments, or
-    ["-c", code, ...]) with this environment."""
-    return WarmProcess(argv, env, cwd, merge_stderr)
+    ["-c", code, ...]) with this environment, forked from a server that
+    imported `preload`."""
+    return WarmProcess(argv, env, cwd, merge_stderr, preload)
 
 
-def run(argv, env, cwd=None, timeout=None):
+def run(argv, env, cwd=None, timeout=None, preload=PRELOAD):
     """`subprocess.run([sys.executable, *argv], env=env, cwd=cwd,
     capture_output=True, text=True, timeout=timeout)`, warm."""
-    process = start(argv, env, cwd)
+    process = start(argv, env, cwd, preload=preload)
     try:
         stdout, stderr = process.communicate(timeout)
     except subprocess.TimeoutExpired:
@@ -294,4 +327,4 @@ def run(argv, env, cwd=None, timeout=None):
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(sys.argv[1:])

@@ -19,8 +19,7 @@ LAUNCH = REPO / "scripts" / "launch.py"
 def worker_env(backend, cpu_devices=None, **extra):
     """The environment of a worker on `backend`, with `cpu_devices` virtual
     CPU devices on jax (one by default)."""
-    env = {**os.environ, "KERAS_BACKEND": backend,
-           "TF_CPP_MIN_LOG_LEVEL": "3", **extra}
+    env = warm_python.environment(backend, **extra)
     # Workers import `common` from their folder and kzoo from the checkout.
     env["PYTHONPATH"] = os.pathsep.join(
         [str(WORKERS), str(REPO), env.get("PYTHONPATH", "")])

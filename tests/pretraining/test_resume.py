@@ -14,8 +14,6 @@ backend-independent and run once."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import numpy as np
 import pytest
 
 import pretraining_testing
+import warm_python
 from kzoo.cli import main as kzoo_main
 from kzoo.pretraining import checkpoints
 from kzoo.pretraining.run import Run, pretrain
@@ -94,19 +93,19 @@ def test_kill_9_then_the_same_command_resumes_exactly(tiny, uninterrupted):
     # pretraining_testing), so that the kill lands between two
     # checkpoints however busy the machine is; a kill while a checkpoint
     # is written is test_run_inputs.py's.
-    env = dict(os.environ, KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2",
-               OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
-                   [str(SCRIPT.parent), os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen([sys.executable, str(SCRIPT), *arguments],
-                               env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+    env = warm_python.environment(
+        KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2", OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join([str(SCRIPT.parent),
+                                    os.environ.get("PYTHONPATH", "")]))
+    process = warm_python.start([SCRIPT, *arguments], env,
+                                merge_stderr=True)
     first = output / checkpoints.CHECKPOINTS / "step-000000002"
     deadline = time.time() + 300
     while not first.exists() and process.poll() is None and \
             time.time() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    out = process.communicate()[0].decode()
+    process.kill()
+    out = process.communicate()[0]
     assert process.returncode == -signal.SIGKILL, out
     assert [s for s, _ in checkpoints.list_checkpoints(output)] == [2], out
     # The same command again (in this process: a second interpreter
