@@ -6,22 +6,20 @@ Why: the guides' smoke runs and the cross-backend workers each start an
 interpreter that spends most of its time importing (a guide's smoke run:
 ~8 s of its ~10 s), and one pass of the suite starts ~30 of them.
 
-How: per environment (one per backend, in practice), a server started
-on first use imports the heavy third-party libraries, then forks one
+How: per environment, a server started on first use imports the heavy third-party libraries, then forks one
 child per script. The child takes the request's environment, working
 directory and argv, runs the script as `python SCRIPT` does
 (`runpy.run_path` as `__main__`, its folder first on `sys.path`) and
 leaves through the interpreter's normal exit, so `atexit` handlers run.
 
 What keeps the child the same as a fresh interpreter:
-- the server imports only libraries, never kzoo or huggingface_hub, which
-  read settings (`KZOO_CACHE`, `HF_HUB_CACHE`) a script may set itself
-  before importing them;
+- the server imports only libraries, never kzoo, which reads settings
+  (`KZOO_CACHE`...) a script may set itself before importing it;
 - it never runs an op, so no thread pool of TensorFlow, torch or XLA
   exists to be lost in the fork (they start on first use, in the child);
 - a server serves only requests with its own environment (TensorFlow and
   Keras read theirs at import), bar the variables read only when a
-  script runs (`PER_RUN_PREFIXES`).
+  script runs (`PER_RUN_PREFIXES`): in practice one server per backend.
 """
 
 import atexit
@@ -55,9 +53,10 @@ PRELOAD = ("numpy", "tensorflow", "keras", "jax")
 
 
 def _serve(preload):
-    """The server's loop, after importing `preload`: one JSON request per line on stdin, one line on
-    stdout when a child starts ({"id", "pid"}) and when it ends ({"id",
-    "exit"}). Ends, killing its children, when stdin closes."""
+    """The server: imports `preload`, then reads one JSON request per
+    line on stdin and writes one line on stdout when a child starts
+    ({"id", "pid"}) and when it ends ({"id", "exit"}). Ends, killing its
+    children, when stdin closes."""
     import importlib
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the libraries' own prints go to stderr, not the protocol
@@ -117,10 +116,12 @@ def _child(request):
         os.dup2(os.open(request["stderr"], os.O_WRONLY | os.O_TRUNC), 2)
     argv = request["argv"]
     if argv[0] == "-c":
+        import types
         sys.argv = ["-c", *argv[2:]]
         sys.path[:] = _python_path("")
         code = compile(argv[1], "<string>", "exec")
-        run = lambda: exec(code, {"__name__": "__main__"})  # noqa: E731
+        main = sys.modules["__main__"] = types.ModuleType("__main__")
+        run = lambda: exec(code, main.__dict__)  # noqa: E731
     else:
         import runpy
         sys.argv = list(argv)
