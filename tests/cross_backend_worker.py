@@ -160,8 +160,7 @@ def start(backend, job_file):
     (tests/warm_python.py) that imports the kzoo the test imported."""
     import warm_python
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = warm_python.environment(backend, PYTHONPATH=os.pathsep.join(
-        filter(None, [root, os.environ.get("PYTHONPATH")])))
+    env = warm_python.environment(backend, path=[root])
     return warm_python.start([os.path.abspath(__file__), str(job_file)],
                              env)
 

@@ -429,14 +429,10 @@ def run_guide_smoke(guide, timeout, backend=None):
     `python guides/<guide>` on the current backend (or `backend`), in a
     warm interpreter (tests/warm_python.py); its output, after checking
     that it exited 0."""
-    import os
-
     import warm_python
     repo = Path(__file__).resolve().parents[1]
-    env = warm_python.environment(
-        backend or keras.backend.backend(), KZOO_GUIDE_SMOKE="1",
-        PYTHONPATH=os.pathsep.join([str(repo),
-                                    os.environ.get("PYTHONPATH", "")]))
+    env = warm_python.environment(backend or keras.backend.backend(),
+                                  path=[repo], KZOO_GUIDE_SMOKE="1")
     env.pop("XLA_FLAGS", None)  # the guide runs as a user runs it
     output = warm_python.run([repo / "guides" / guide], env,
                              timeout=timeout)

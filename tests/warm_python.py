@@ -297,12 +297,16 @@ class WarmProcess:
         return outputs[0], (outputs[1] if len(outputs) > 1 else None)
 
 
-def environment(backend=None, **settings):
+def environment(backend=None, path=(), **settings):
     """This process's environment for a script on `backend` (this one's
-    by default), TensorFlow's start-up chatter off: the one the guides,
-    workers and snippets share, so that they share a server too."""
+    by default), TensorFlow's start-up chatter off, the folders `path`
+    first on PYTHONPATH: the one the guides, workers and snippets share,
+    so that they share a server too."""
+    python_path = os.pathsep.join(filter(None, [
+        *map(str, path), os.environ.get("PYTHONPATH")]))
     return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
             "KERAS_BACKEND": backend or os.environ.get("KERAS_BACKEND", ""),
+            **({"PYTHONPATH": python_path} if python_path else {}),
             **settings}
 
 

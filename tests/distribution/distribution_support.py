@@ -19,10 +19,8 @@ LAUNCH = REPO / "scripts" / "launch.py"
 def worker_env(backend, cpu_devices=None, **extra):
     """The environment of a worker on `backend`, with `cpu_devices` virtual
     CPU devices on jax (one by default)."""
-    env = warm_python.environment(backend, **extra)
     # Workers import `common` from their folder and kzoo from the checkout.
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(WORKERS), str(REPO), env.get("PYTHONPATH", "")])
+    env = warm_python.environment(backend, path=[WORKERS, REPO], **extra)
     # The suite's XLA compile options (tests/conftest.py) carry over; the
     # virtual-device count is the worker's own (`cpu_devices`, or none).
     # Without those options XLA compiled the 8-device mesh worker's steps

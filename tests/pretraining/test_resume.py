@@ -12,7 +12,6 @@ A full disk or a kill while a checkpoint is written
 backend-independent and run once."""
 
 import json
-import os
 import signal
 import time
 from pathlib import Path
@@ -94,9 +93,8 @@ def test_kill_9_then_the_same_command_resumes_exactly(tiny, uninterrupted):
     # checkpoints however busy the machine is; a kill while a checkpoint
     # is written is test_run_inputs.py's.
     env = warm_python.environment(
-        KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2", OMP_NUM_THREADS="1",
-        PYTHONPATH=os.pathsep.join([str(SCRIPT.parent),
-                                    os.environ.get("PYTHONPATH", "")]))
+        path=[SCRIPT.parent], KZOO_TEST_PAUSE_AFTER_CHECKPOINT="2",
+        OMP_NUM_THREADS="1")
     process = warm_python.start([SCRIPT, *arguments], env,
                                 merge_stderr=True)
     first = output / checkpoints.CHECKPOINTS / "step-000000002"
