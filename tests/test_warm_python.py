@@ -8,6 +8,7 @@ fork, not the imports; the suite's guides and workers check those.)"""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -112,3 +113,27 @@ def test_sys_path_and_xla_flags_as_a_fresh_interpreter_has_them(tmp_path):
     assert warm_python.server_key(env, LIGHT) == warm_python.server_key(
         {k: v for k, v in env.items() if k not in ("PYTHONPATH", "XLA_FLAGS")},
         LIGHT)
+
+
+def test_stdin_and_output_while_it_runs():
+    # As `Popen(stdin=PIPE)`: a line written reaches the script, closing
+    # the stream is the end of its input; what it prints with a flush can
+    # be read before it ends.
+    code = ("import sys; print('ready', flush=True); "
+            "print('got', sys.stdin.readline().strip()); "
+            "print('then', repr(sys.stdin.read()))")
+    process = warm_python.start(["-c", code], dict(os.environ),
+                                preload=LIGHT, stdin=True)
+    deadline = time.monotonic() + 60
+    while "ready" not in process.output_so_far()[0]:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    assert "got" not in process.output_so_far()[0]  # waits for its line
+    process.stdin.write("go\n")
+    process.stdin.flush()
+    warm = process.communicate(timeout=60)
+    fresh = subprocess.run([sys.executable, "-c", code], input="go\n",
+                           capture_output=True, text=True)
+    assert warm == (fresh.stdout, fresh.stderr)
+    assert warm[0] == "ready\ngot go\nthen ''\n"
+    assert process.returncode == 0

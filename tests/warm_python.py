@@ -26,6 +26,7 @@ import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,8 +108,8 @@ def _child(request):
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
+    # stdin: the client's pipe (a FIFO it holds open), else nothing.
+    os.dup2(os.open(request["stdin"] or os.devnull, os.O_RDONLY), 0)
     os.dup2(os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC), 1)
     if request["stderr"] is None:  # into stdout, as `2>&1`
         os.dup2(1, 2)
@@ -251,9 +252,12 @@ class WarmProcess:
     """A started script: `wait`, `kill`, `pid`, and its output (text)
     once it has ended, as `subprocess.Popen` with `stdout=PIPE,
     stderr=PIPE` (or `stderr=STDOUT` when `merge_stderr`), `text=True`
-    after `communicate`."""
+    after `communicate`. With `stdin=True`, `stdin` is a text stream to
+    the script (`stdin=PIPE`); `output_so_far` reads what it has written
+    while it runs."""
 
-    def __init__(self, argv, env, cwd, merge_stderr=False, preload=PRELOAD):
+    def __init__(self, argv, env, cwd, merge_stderr=False, preload=PRELOAD,
+                 stdin=False):
         self._server = _server_for(env, preload)
         self._folder = tempfile.mkdtemp(prefix="warm_python_")
         self._outputs = [os.path.join(self._folder, "stdout")]
@@ -261,11 +265,28 @@ class WarmProcess:
             self._outputs.append(os.path.join(self._folder, "stderr"))
         for path in self._outputs:
             open(path, "w").close()
+        self.stdin = None
+        fifo = None
+        if stdin:
+            # Opened for reading and writing here first, so that neither
+            # side's open waits for the other; the script sees the end of
+            # its input when `stdin` is closed, as with a pipe.
+            fifo = os.path.join(self._folder, "stdin")
+            os.mkfifo(fifo)
+            self.stdin = open(os.open(fifo, os.O_RDWR), "w")
         self._id, self.pid = self._server.start({
             "argv": [str(a) for a in argv], "env": dict(env),
-            "cwd": str(cwd or os.getcwd()), "stdout": self._outputs[0],
+            "cwd": str(cwd or os.getcwd()), "stdin": fifo,
+            "stdout": self._outputs[0],
             "stderr": None if merge_stderr else self._outputs[1]})
         self.returncode = None
+
+    def output_so_far(self):
+        """(stdout, stderr) as written until now (stderr None when
+        merged)."""
+        outputs = [Path(path).read_text(errors="replace")
+                   for path in self._outputs]
+        return outputs[0], (outputs[1] if len(outputs) > 1 else None)
 
     def wait(self, timeout=None):
         """Its exit code; raises subprocess.TimeoutExpired (and leaves it
@@ -288,13 +309,12 @@ class WarmProcess:
     def communicate(self, timeout=None):
         """(stdout, stderr) after the script ends (stderr None when
         merged into stdout)."""
+        if self.stdin is not None:
+            self.stdin.close()
         self.wait(timeout)
-        outputs = [Path(path).read_text(errors="replace")
-                   for path in self._outputs]
-        for path in self._outputs:
-            os.unlink(path)
-        os.rmdir(self._folder)
-        return outputs[0], (outputs[1] if len(outputs) > 1 else None)
+        outputs = self.output_so_far()
+        shutil.rmtree(self._folder)
+        return outputs
 
 
 def environment(backend=None, path=(), **settings):
@@ -310,11 +330,12 @@ def environment(backend=None, path=(), **settings):
             **settings}
 
 
-def start(argv, env, cwd=None, merge_stderr=False, preload=PRELOAD):
+def start(argv, env, cwd=None, merge_stderr=False, preload=PRELOAD,
+          stdin=False):
     """Start `python ARGV` (ARGV: a script and its arguments, or
     ["-c", code, ...]) with this environment, forked from a server that
-    imported `preload`."""
-    return WarmProcess(argv, env, cwd, merge_stderr, preload)
+    imported `preload`; `stdin=True` gives it a pipe to read."""
+    return WarmProcess(argv, env, cwd, merge_stderr, preload, stdin)
 
 
 def run(argv, env, cwd=None, timeout=None, preload=PRELOAD):

@@ -1,5 +1,6 @@
 """Several processes, and processes that die: each test runs real `python`
-subprocesses (kzoo imported afresh) against the loopback hub.
+subprocesses (kzoo imported afresh, in warm interpreters:
+tests/warm_python.py) against the loopback hub.
 
 - Two processes ask for the same uncached preset at once: one fetches and
   converts, the other waits on kzoo's lock and then loads the same
@@ -11,8 +12,6 @@ subprocesses (kzoo imported afresh) against the loopback hub.
 
 import hashlib
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ import kzoo
 from kzoo import presets
 from kzoo.utils.files import sha256_of
 
+import warm_python
 from convert_helpers import FakeHub, make_hf_bert, named_style_preset, save_hf
 
 # Fetching, locking and staging preset folders do not depend on the
@@ -68,49 +68,51 @@ print("saved", flush=True)
 """
 
 
-def _env(**extra):
-    env = dict(os.environ)
-    env.update({"KERAS_BACKEND": keras.backend.backend(),
-                "KZOO_CACHE": str(presets.cache_dir()),
-                "PYTHONPATH": str(ROOT)})
+def _env():
+    env = warm_python.environment(
+        path=[ROOT], KZOO_CACHE=str(presets.cache_dir()),
+        # A stalled download must not time out while the test holds it.
+        HF_HUB_DOWNLOAD_TIMEOUT="300")
     env.pop("KZOO_QUIET", None)
-    # A stalled download must not time out while the test holds it.
-    env["HF_HUB_DOWNLOAD_TIMEOUT"] = "300"
-    env.update(extra)
     return env
 
 
 class Child:
-    """A `python -c script args...` subprocess whose output lines are
-    collected by threads as they arrive."""
+    """A `python -c script args...` subprocess with a pipe to its stdin,
+    whose output lines are read as they arrive."""
 
     def __init__(self, script, *args, env):
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", script, *map(str, args)], cwd=ROOT,
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
-        self.out, self.err = [], []
-        for stream, lines in ((self.process.stdout, self.out),
-                              (self.process.stderr, self.err)):
-            threading.Thread(target=self._collect, args=(stream, lines),
-                             daemon=True).start()
+        self.process = warm_python.start(["-c", script, *args], env,
+                                         cwd=ROOT, stdin=True)
+        self._output = None  # (stdout, stderr) once it has ended
 
-    @staticmethod
-    def _collect(stream, lines):
-        for line in stream:
-            lines.append(line.rstrip("\n"))
+    def _lines(self, stream):
+        output = self._output or self.process.output_so_far()
+        return output[stream].splitlines()
 
-    def wait_for(self, text, lines=None, timeout=300):
-        lines = self.out if lines is None else lines
+    def end(self):
+        """Kill it if it still runs; keep its output."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self._output = self.process.communicate(timeout=60)
+
+    @property
+    def out(self):
+        return self._lines(0)
+
+    @property
+    def err(self):
+        return self._lines(1)
+
+    def wait_for(self, text, timeout=300):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(text in line for line in lines):
-                return True
             if self.process.poll() is not None:
-                time.sleep(0.2)  # let the readers drain
-                return any(text in line for line in lines)
+                break
+            if any(text in line for line in self.out):
+                return True
             time.sleep(0.05)
-        return False
+        return any(text in line for line in self.out)
 
     def send(self, text):
         self.process.stdin.write(text)
@@ -182,8 +184,7 @@ def test_two_processes_fetch_one_preset_once(hub, tmp_path):
     finally:
         stalled.set()
         for child in children:
-            if child.process.poll() is None:
-                child.process.kill()
+            child.end()
 
     reports = "\n\n".join(child.report() for child in children)
     assert [c.process.returncode for c in children] == [0, 0], reports
@@ -227,8 +228,7 @@ def test_killed_save_to_preset_leaves_the_old_preset(tmp_path, weights_file):
         child.process.kill()
         child.process.wait(timeout=60)
     finally:
-        if child.process.poll() is None:
-            child.process.kill()
+        child.end()
 
     # Every file is the old one; only hidden temporaries may be left over.
     assert _listing(dest) == before
