@@ -32,33 +32,48 @@ os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
 # Make `import helpers` work from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import keras  # noqa: E402
+keras = kzoo = None  # imported by `pytest_configure`, where tests run
 
-import kzoo  # noqa: E402
 
-from helpers import make_tiny_bert  # noqa: E402
+def _xdist_controller(config):
+    """Whether this process only hands tests to pytest-xdist workers."""
+    return bool(getattr(config.option, "numprocesses", None)) and \
+        not hasattr(config, "workerinput")
 
-# TensorFlow's graph optimizer (grappler) rewrites each function graph the
-# first time it runs; the tests run most graphs once or twice, on tiny
-# inputs, so the rewrite costs more than it saves (TensorFlow-heavy test
-# files: 5-6% less CPU without it; keras-hub's byte-level BPE graph starts
-# in 0.9 s instead of 1.4 s in every new tf.data iterator). It changes how
-# a graph runs, not what it computes, as XLA's optimisation level above.
-# KZOO_TEST_GRAPH_OPTIMIZER=on keeps it.
-if os.environ.get("KZOO_TEST_GRAPH_OPTIMIZER") != "on":
-    import tensorflow as tf  # noqa: E402  (kzoo imported it already)
-    tf.config.optimizer.set_experimental_options(
-        {"disable_meta_optimizer": True})
 
-# What is imported by now (TensorFlow, Keras, torch, jax, transformers:
-# ~680,000 objects) lives for the whole run: out of the garbage
-# collector's sight, each full collection (one per test file, below, and
-# Python's own) takes microseconds instead of ~0.3 s.
-gc.freeze()
+def pytest_configure(config):
+    """Import the libraries where tests run. xdist's controller runs none:
+    importing them there (~7 s, before it starts the workers, which import
+    them again) only delayed every pass."""
+    if _xdist_controller(config):
+        return
+    global keras, kzoo
+    import keras
+    import kzoo
+
+    # TensorFlow's graph optimizer (grappler) rewrites each function graph
+    # the first time it runs; the tests run most graphs once or twice, on
+    # tiny inputs, so the rewrite costs more than it saves (TensorFlow-heavy
+    # test files: 5-6% less CPU without it; keras-hub's byte-level BPE
+    # graph starts in 0.9 s instead of 1.4 s in every new tf.data
+    # iterator). It changes how a graph runs, not what it computes, as
+    # XLA's optimisation level above. KZOO_TEST_GRAPH_OPTIMIZER=on keeps it.
+    if os.environ.get("KZOO_TEST_GRAPH_OPTIMIZER") != "on":
+        import tensorflow as tf  # (kzoo imported it already)
+        tf.config.optimizer.set_experimental_options(
+            {"disable_meta_optimizer": True})
+
+    # What is imported by now (TensorFlow, Keras, torch, jax,
+    # transformers: ~680,000 objects) lives for the whole run: out of the
+    # garbage collector's sight, each full collection (one per test file,
+    # below, and Python's own) takes microseconds instead of ~0.3 s.
+    gc.freeze()
 
 
 def pytest_report_header(config):
-    return f"keras backend: {keras.backend.backend()}"
+    backend = keras.backend.backend() if keras else \
+        os.environ.get("KERAS_BACKEND", "Keras' default")
+    return f"keras backend: {backend}"
 
 
 # Each file's time in this backend's pass (scripts/record_test_durations.py
@@ -187,7 +202,7 @@ def _seed(request):
 # output) and is the test's to set.
 _TEST_CONTROLS = ("KZOO_TEST_BACKENDS", "KZOO_ONCE_BACKEND",
                   "KZOO_SKIP_MINILM", "KZOO_PARITY_LOG", "KZOO_TEST_SEED",
-                  "KZOO_RECORD_HISTORY")
+                  "KZOO_RECORD_HISTORY", "KZOO_TEST_GRAPH_OPTIMIZER")
 # huggingface_hub's equivalents (kzoo fetches through it).
 _HUB_VARIABLES = ("HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_HOME",
                   "HF_HUB_CACHE", "HF_HUB_DISABLE_PROGRESS_BARS")
@@ -215,4 +230,5 @@ def bert_tokenizer():
 
 @pytest.fixture
 def tiny_bert():
+    from helpers import make_tiny_bert
     return make_tiny_bert()
