@@ -230,5 +230,5 @@ def bert_tokenizer():
 
 @pytest.fixture
 def tiny_bert():
-    from helpers import make_tiny_bert
+    from helpers import make_tiny_bert  # (imports Keras: not at module level)
     return make_tiny_bert()

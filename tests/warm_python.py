@@ -6,8 +6,8 @@ Why: the guides' smoke runs and the cross-backend workers each start an
 interpreter that spends most of its time importing (a guide's smoke run:
 ~8 s of its ~10 s), and one pass of the suite starts ~30 of them.
 
-How: per environment, a server started on first use imports the heavy third-party libraries, then forks one
-child per script. The child takes the request's environment, working
+How: per environment, a server started on first use imports the heavy
+third-party libraries, then forks one child per script. The child takes the request's environment, working
 directory and argv, runs the script as `python SCRIPT` does
 (`runpy.run_path` as `__main__`, its folder first on `sys.path`) and
 leaves through the interpreter's normal exit, so `atexit` handlers run.
@@ -174,8 +174,9 @@ class _Server:
         # Unbuffered: `select` sees the pipe, so a line read ahead into a
         # buffer would go unseen.
         self.process = subprocess.Popen(
-            [sys.executable, __file__, *preload], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+            [sys.executable, __file__, *preload], env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, bufsize=0)
         self.results = {}
         self.next_id = 0
         self._read_until(lambda message: message.get("ready"), timeout=300)

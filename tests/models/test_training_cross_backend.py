@@ -129,8 +129,9 @@ def exchange(tmp_path_factory):
             worker.pack("sample_weight", sample_weight, arrays)
         np.savez(root / f"{name}.npz", **arrays)
         # Saved without its preprocessor (the batch is prepared already):
-        # each side loads 34 tasks, and their tokenizers took a third of
-        # that (tests/models/test_keras_saving.py saves them whole).
+        # each side loads every task, and building their tokenizers took
+        # a third of the loading (tests/models/test_keras_saving.py saves
+        # tasks whole).
         task.preprocessor = None
         task.save(root / f"{name}.keras")
         before[name] = {f"weight/{w.path}": keras.ops.convert_to_numpy(w)
