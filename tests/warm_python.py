@@ -7,10 +7,11 @@ interpreter that spends most of its time importing (a guide's smoke run:
 ~8 s of its ~10 s), and one pass of the suite starts ~30 of them.
 
 How: per environment, a server started on first use imports the heavy
-third-party libraries, then forks one child per script. The child takes the request's environment, working
-directory and argv, runs the script as `python SCRIPT` does
-(`runpy.run_path` as `__main__`, its folder first on `sys.path`) and
-leaves through the interpreter's normal exit, so `atexit` handlers run.
+third-party libraries, then forks one child per script. The child takes
+the request's environment, working directory and argv, runs the script
+as `python SCRIPT` does (`runpy.run_path` as `__main__`, its folder
+first on `sys.path`) and leaves through the interpreter's normal exit, so
+`atexit` handlers run.
 
 What keeps the child the same as a fresh interpreter:
 - the server imports only libraries, never kzoo, which reads settings
