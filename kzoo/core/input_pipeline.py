@@ -8,13 +8,14 @@ module decides how. Each choice was measured (2-core machine unless said):
   tokenizing and packing), not in a `dataset.map` that each epoch's
   iterator instantiates anew (seconds per epoch for a tokenizer's graph).
   Up to one chunk (`EAGER_PREPROCESS_LIMIT`, 1,024 examples) it runs
-  eagerly: a traced graph costs 0.6 s (WordPiece) to 4 s (byte-level BPE)
-  on first use, again for each new input signature, where 1,024 texts
+  eagerly: a traced graph costs 0.6-0.9 s (WordPiece, byte-level BPE; 4 s
+  with keras-hub's BPE graph, which kzoo ran before its own) on first
+  use, again for each new input signature, where 1,024 texts
   take 0.5-0.6 s eagerly (a RoBERTa classifier's fit/evaluate/predict/
   predict-pairs on 1,024 texts: 19.3 -> 6.3 s on TensorFlow). Above, the
   traced graph is called chunk by chunk, directly: inside a `dataset.map`
-  every call's new iterator optimised it anew (1.5-2 s for byte-level
-  BPE).
+  every call's new iterator set it up anew (0.3 s for a byte-level BPE
+  preprocessor; 1.5-2 s with keras-hub's graph).
 - On JAX and torch the prepared examples go to Keras as NumPy arrays
   (`batches_from_arrays`): each new epoch's tf.data iterator stalled JAX's
   first step of the epoch 12-30 s (MiniLM fine-tune), and Keras' torch
@@ -59,12 +60,11 @@ _CACHED_EVAL = "keras:fit._use_cached_eval_dataset"
 # the calls are few, small enough that one call's tensors stay small.
 PREPROCESS_CHUNK = 1024
 # Up to this many examples (one chunk), `preprocess_once` runs the
-# preprocessor eagerly. Its traced graph costs 0.6 s (WordPiece) to 4 s
-# (byte-level BPE) on first use, most of it TensorFlow optimising the
-# graph, and each new input signature (fit's texts with labels,
-# predict's without, pairs) pays it again. Eagerly, 1,024 texts take
-# 0.5-0.6 s (measured on 2 cores; 256 texts: 0.16-0.2 s eagerly against
-# 0.6-3.8 s for the graph's first call). Above that, the graph's lower
+# preprocessor eagerly. Its traced graph costs 0.6-0.9 s (WordPiece,
+# byte-level BPE; 4 s with keras-hub's BPE graph) on first use, and each
+# new input signature (fit's texts with labels, predict's without, pairs)
+# pays it again. Eagerly, 1,024 texts take 0.5-0.6 s (measured on 2
+# cores; 256 texts: 0.16-0.2 s eagerly). Above that, the graph's lower
 # cost per example (0.04-0.25 ms, against ~0.6 ms) wins.
 EAGER_PREPROCESS_LIMIT = 1024
 # Keras' default batch size, used where `fit` was given none.
@@ -92,8 +92,7 @@ def preprocess_once(examples, preprocessor):
     else:
         prepare = preprocessor.traced("prepare")
     # The traced graph is called directly, chunk by chunk: inside a
-    # `dataset.map` every call's new iterator would optimise it anew
-    # (1.5-2 s each for byte-level BPE).
+    # `dataset.map` every call's new iterator would set it up anew.
     chunks = [prepare(*element) if isinstance(element, tuple) else
               prepare(element)
               for element in examples.batch(PREPROCESS_CHUNK)]

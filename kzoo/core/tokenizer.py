@@ -234,10 +234,10 @@ class Tokenizer(keras.layers.Layer):
 
         In a graph (`tf.data`, `tf.function`) a string or a batch of
         strings goes through one traced function, when the class sets
-        `trace_once` (`traced_tokenize_tf`): tracing keras-hub's
-        byte-level BPE takes seconds, and every preprocessor graph that
-        tokenizes (fit's and predict's, each text of a pair, each
-        tokenizer loaded from the same files) would trace it again.
+        `trace_once` (`traced_tokenize_tf`): every preprocessor graph
+        that tokenizes (fit's and predict's, each text of a pair, each
+        tokenizer loaded from the same files) would trace it again
+        (byte-level BPE: ~0.1 s each; 3.5 s with keras-hub's graph).
         Subclasses implement `_tokenize_tf`.
         """
         if tf.executing_eagerly() or not self.trace_once or \

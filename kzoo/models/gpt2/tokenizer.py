@@ -1,4 +1,6 @@
-"""GPT-2's byte-level BPE tokenizer (keras-hub `BytePairTokenizer`)."""
+"""GPT-2's byte-level BPE tokenizer: keras-hub's `BytePairTokenizer`
+eagerly, kzoo's BPE graph (kzoo.preprocessing.byte_pair) in TensorFlow
+graphs."""
 
 import keras_hub
 import numpy as np
@@ -10,6 +12,7 @@ from kzoo.core.shared_hub_tokenizers import (asset_key,
                                                shared_hub_tokenizer)
 from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_json_asset, read_lines_asset)
+from kzoo.preprocessing.byte_pair import BytePairGraph
 from kzoo.utils import private_apis
 
 END_OF_TEXT = "<|endoftext|>"
@@ -30,7 +33,8 @@ _EAGER_HOOK = \
 
 class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
     """keras-hub's BytePairTokenizer, with GPT-2's own pre-tokenizer on the
-    eager (Python) path.
+    eager (Python) path, and kzoo's graph (`byte_pair_graph`) for
+    TensorFlow graphs.
 
     keras-hub runs two implementations: TensorFlow ops inside `tf.data` /
     `tf.function`, and the Hugging Face `tokenizers` library when called
@@ -44,6 +48,15 @@ class _GPT2BytePairTokenizer(keras_hub.tokenizers.BytePairTokenizer):
     keras-hub 0.32.0; kzoo/utils/private_apis.py): without them
     `GPT2Tokenizer` tokenizes eagerly through the TensorFlow path instead.
     """
+
+    def __init__(self, vocabulary, merges, unsplittable_tokens, **kwargs):
+        super().__init__(vocabulary=vocabulary, merges=merges,
+                         unsplittable_tokens=unsplittable_tokens, **kwargs)
+        # Made with the tokenizer (20 ms), not on first use: an export
+        # finds its tables here before it traces (kzoo.core.export).
+        self.byte_pair_graph = BytePairGraph(
+            vocabulary, merges, unsplittable_tokens,
+            add_prefix_space=self.add_prefix_space)
 
     def _set_vocabulary_and_merges_tokenizers(self, vocabulary, merges):
         super()._set_vocabulary_and_merges_tokenizers(vocabulary, merges)
@@ -80,7 +93,8 @@ class GPT2Tokenizer(Tokenizer):
     # text, each is its id). Byte-level BPE families built on this one
     # (RoBERTa) name their own.
     special_tokens = (END_OF_TEXT,)
-    # keras-hub's BPE graph takes seconds to trace: trace it once.
+    # One trace of the BPE graph per vocabulary, shared by every pipeline
+    # (~0.1 s each otherwise).
     trace_once = True
     byte_level = True
 
@@ -146,36 +160,40 @@ class GPT2Tokenizer(Tokenizer):
             for rule in rules) and _NUL_TOKEN in vocab and _SOH_TOKEN in vocab
 
     def _tokenize_tf(self, texts):
-        """As the base class; in a tf graph with NUL characters handled.
+        """As the base class eagerly; in a tf graph, kzoo's byte-level BPE
+        graph (`kzoo.preprocessing.byte_pair`), with NUL characters
+        handled.
 
-        keras-hub's tf path pre-splits text with tensorflow-text's
-        `regex_split`, which stops reading a string at its first NUL
-        ("a\\x00b" tokenizes as "a"). In graphs, NUL is tokenized as SOH
-        (\\x01, the same kind of character to the pre-tokenizer's regex),
-        then those SOH tokens that stood for a NUL get NUL's id back, in
-        text order. Eager calls run the `tokenizers` library, which is fine.
+        The graph splits text at NUL characters internally, so none may
+        reach it. In graphs, NUL is tokenized as SOH (\\x01, the same
+        kind of character to the pre-tokenizer's regex), then those SOH
+        tokens that stood for a NUL get NUL's id back, in text order.
+        Eager calls run the `tokenizers` library, which is fine.
         """
         if tf.executing_eagerly() and not private_apis.has(_EAGER_HOOK):
             return self.tokenize_in_graph(texts)
-        if tf.executing_eagerly() or isinstance(texts, tf.RaggedTensor):
+        if tf.executing_eagerly():
             return super()._tokenize_tf(texts)
+        if isinstance(texts, tf.RaggedTensor):
+            return texts.with_flat_values(self._tokenize_tf(texts.flat_values))
         unbatched = texts.shape.rank == 0
-        batch = texts[tf.newaxis] if unbatched else texts
+        batch = self.normalize(texts[tf.newaxis] if unbatched else texts)
+        graph = self._hub().byte_pair_graph
         if not self._nul_stand_in:
             tf.debugging.Assert(
                 tf.reduce_all(tf.strings.regex_full_match(batch, "[^\\x00]*")),
                 ["GPT2Tokenizer: inside tf.data this vocabulary cannot "
                  "tokenize NUL (\\x00) characters; remove them first."])
-            ids = super()._tokenize_tf(batch)
+            ids = graph.tokenize(batch)
         else:
-            ids = super()._tokenize_tf(
+            ids = graph.tokenize(
                 tf.strings.regex_replace(batch, "\\x00", "\x01"))
             ids = self._restore_nul(batch, ids)
         return ids[0] if unbatched else ids
 
     def tokenize_in_graph(self, texts):
-        """Eager tf strings -> tf ids through keras-hub's TensorFlow path
-        (the one `tf.data` runs), in the function traced once per
+        """Eager tf strings -> tf ids through the TensorFlow graph (the
+        one `tf.data` runs), in the function traced once per
         tokenizer: what eager calls run when keras-hub lacks the hook that
         fixes its eager path's pre-tokenizer (slower; the same ids)."""
         traced = self.traced_tokenize_tf()

@@ -33,8 +33,8 @@ def test_golden_cases_eager(tokenizer):
 
 
 def test_golden_cases_in_tf_data(tokenizer):
-    # Inside tf.data keras-hub runs its TensorFlow implementation, not the
-    # eager one: both must give the reference ids.
+    # Inside tf.data kzoo's TensorFlow graph runs, not the eager path
+    # (the `tokenizers` library): both must give the reference ids.
     texts, expected = zip(*golden_cases(GOLDEN))
     dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(46)
     ids = next(iter(dataset.map(tokenizer)))
@@ -46,7 +46,7 @@ def test_golden_cases_in_tf_data(tokenizer):
 
 
 def test_pipelines_share_one_trace(tmp_path):
-    # Tracing the BPE graph takes seconds: every pipeline after the first
+    # The BPE graph is traced once: every pipeline after the first
     # (one string per element, or batches), and every tokenizer built from
     # the same files, reuses it, with the same ids.
     tokenizer = kzoo.GPT2Tokenizer.from_preset("gpt2")
