@@ -2,15 +2,16 @@
 byte-level tokenizer runs inside `tf.data`, `tf.function` and an exported
 SavedModel. (Eager calls run the Hugging Face `tokenizers` library.)
 
-Why not keras-hub's graph, which kzoo ran before: it gives the same ids,
-but TensorFlow took 3.5 s to trace it in each process, and every new
-`tf.data` iterator (one per epoch) took 0.7-1 s to set it up before the
-first batch (2,247 ops in 188 functions; most of the functions are the
-guards of ragged tensors' validity checks). This graph works on flat
-tensors with explicit owner indices instead of nested ragged tensors:
-tracing it takes ~0.1 s and a new iterator ~0.1 s (measured in the
-stop 45 note). It keeps no word cache; repeated words of a batch are
-merged once (`tf.unique`).
+Why not keras-hub's graph, which kzoo ran before: TensorFlow took 3.5 s
+to trace it in each process, and every new `tf.data` iterator (one per
+epoch) set it up anew: 0.2 s for the bare graph (1,121 ops in 91
+functions, most of them the guards of ragged tensors' validity checks),
+0.7 s for RoBERTa's tokenizer. This graph works on flat tensors with
+owner indices instead of nested ragged tensors (555 ops, 2 functions):
+~0.1 s to trace, 0.05 s per iterator (0.2 s for RoBERTa's tokenizer;
+docs/speed.md). It also follows GPT-2's regex where keras-hub's did not
+(whitespace runs before words; see `_BEFORE_A_WORD`). It keeps no word
+cache; repeated words of a batch are merged once (`tf.unique`).
 
 The merge loop takes, in every word at once, the adjacent pair with the
 lowest merge rank, its first occurrence, until no pair has a rank: the
