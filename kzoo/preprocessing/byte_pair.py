@@ -93,12 +93,9 @@ class BytePairGraph(tf.Module):
         """A 1-D tf.string tensor -> ragged int32 ids, one row per text."""
         if self.add_prefix_space:
             texts = tf.strings.join([" ", texts])
-        words, word_text, special = self._split_words(texts)
+        words, word_text = self._split_words(texts)
         unique = tf.unique(words, out_idx=tf.int64)
-        is_special = tf.math.unsorted_segment_max(
-            tf.cast(special, tf.int32), unique.idx,
-            tf.size(unique.y, out_type=tf.int64)) > 0
-        symbols, symbol_word = self._merged_symbols(unique.y, is_special)
+        symbols, symbol_word = self._merged_symbols(unique.y)
         ids = self._token_id.lookup(symbols)
         # Each word's ids, from its unique word's.
         lengths = tf.math.unsorted_segment_sum(
@@ -112,10 +109,9 @@ class BytePairGraph(tf.Module):
             nrows=tf.size(texts, out_type=tf.int64), validate=False)
 
     def _split_words(self, texts):
-        """Texts -> (words, the text of each, whether each is a special
-        token), flat, in text order."""
+        """Texts -> their words and the text of each, flat, in text
+        order."""
         chunks, chunk_text = texts, tf.range(tf.size(texts, tf.int64))
-        special = tf.zeros_like(chunks, tf.bool)
         if self.unsplittable_tokens:
             # Split at special tokens first; each piece between them is
             # split into words on its own (as the `tokenizers` library
@@ -124,18 +120,26 @@ class BytePairGraph(tf.Module):
             tokens = sorted(self.unsplittable_tokens, key=len, reverse=True)
             chunks, chunk_text = _split_keeping(
                 texts, "|".join(re.escape(token) for token in tokens))
-            special = tf.reduce_any(
-                tf.equal(chunks[:, tf.newaxis], tf.constant(tokens)), axis=1)
+        special = self._is_special(chunks)
         words, word_chunk = _split_keeping(
             tf.strings.regex_replace(
                 tf.where(special, _TOKEN_STAND_IN, chunks), *_BEFORE_A_WORD),
             _WORDS)
-        special = tf.gather(special, word_chunk)
-        words = tf.where(special, tf.gather(chunks, word_chunk), words)
-        return words, tf.gather(chunk_text, word_chunk), special
+        words = tf.where(tf.gather(special, word_chunk),
+                         tf.gather(chunks, word_chunk), words)
+        return words, tf.gather(chunk_text, word_chunk)
 
-    def _merged_symbols(self, words, is_special):
+    def _is_special(self, strings):
+        """Whether each string is one of the unsplittable tokens."""
+        if not self.unsplittable_tokens:
+            return tf.zeros_like(strings, tf.bool)
+        return tf.reduce_any(tf.equal(
+            strings[:, tf.newaxis], tf.constant(self.unsplittable_tokens)),
+            axis=1)
+
+    def _merged_symbols(self, words):
         """Words -> their BPE symbols, flat, and each symbol's word."""
+        is_special = self._is_special(words)
         spelled = tf.strings.bytes_split(tf.where(is_special, "", words))
         specials = tf.where(is_special)[:, 0]
         # A special token is one symbol, placed in word order.
