@@ -1,6 +1,7 @@
 """Tasks exported as TensorFlow SavedModels that take raw strings
-(`Task.export`, `kzoo.core.export`): a text classifier, a token
-classifier, a question answerer and a text embedder, each loaded with
+(`Task.export`, `kzoo.core.export`): a text classifier (WordPiece, and
+byte-level BPE: RoBERTa's), a token classifier, a question answerer and a
+text embedder, each loaded with
 `tf.saved_model.load` in a fresh interpreter that never imports kzoo (nor
 keras-hub), give what `predict` gives (<= 1e-5). TensorFlow and JAX
 export; torch refuses with an error that names the way out."""
@@ -16,6 +17,7 @@ import pytest
 
 import kzoo
 from kzoo.core.export import ExportError
+from text_testing import make_task, tiny_backbone
 
 PRESET = "bert_tiny_en_uncased"
 TEXTS = ["A fine film, truly.", "Dull and slow; I left early!",
@@ -61,6 +63,12 @@ def _tasks():
         PRESET, sequence_length=32, load_weights=False)
     embedder = kzoo.BertTextEmbedder.from_preset(
         PRESET, sequence_length=16, load_weights=False)
+    # Byte-level BPE (kzoo's graph, its tables in the archive): a paragraph
+    # break before a word, and <mask>, which swallows the space before it.
+    bpe_texts = TEXTS[:2] + ["Mr. Darcy\n\nwalked <mask> in."]
+    roberta = make_task(kzoo.RobertaTextClassifier,
+                        backbone=tiny_backbone(kzoo.RobertaBackbone),
+                        num_classes=2)
     words = [text.split() for text in TEXTS]
     return [
         # Sentence pairs (num_texts=2); the embedder takes one text.
@@ -74,6 +82,8 @@ def _tasks():
          answerer.predict((QUESTIONS, CONTEXTS), verbose=0)),
         ("embedder", embedder, {"texts": TEXTS},
          embedder.predict(TEXTS, verbose=0)),
+        ("roberta_classifier", roberta, {"texts": bpe_texts},
+         roberta.predict(bpe_texts, verbose=0)),
     ]
 
 
