@@ -5,6 +5,7 @@ raw words, predictions per word, entity scores, presets, linear probing.
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import kzoo
 from helpers import check_task_preset, make_tiny_bert
@@ -48,6 +49,25 @@ def test_labels_go_on_first_pieces():
     _, y, w = all_pieces([["Sherlock", "Holmes's", "pipe"]], [[1, 2, -100]])
     np.testing.assert_array_equal(np.asarray(w)[0], [0, 1, 1, 1, 1, 0, 0, 0])
     np.testing.assert_array_equal(np.asarray(y)[0][1:5], [1, 2, 2, 2])
+
+
+@pytest.mark.once
+def test_side_values_of_each_piece_survive_truncation():
+    """Per packed token: the word it belongs to (in its example and in
+    the batch), and whether it is the word's first and last piece; -1 on
+    special tokens and padding. A word cut by truncation keeps its first
+    piece's flags and loses its last."""
+    preprocessor = bert_preprocessor(sequence_length=5)
+    preprocessor._ensure_setup()
+    words = tf.ragged.constant([["pipe", "Holmes's"], ["Sherlock"]])
+    _, side = preprocessor.word_pieces(words)
+    # [CLS] pipe holmes ' [SEP] | [CLS] sherlock [SEP] [PAD] [PAD]
+    expected = {"word_index": [[-1, 0, 1, 1, -1], [-1, 0, -1, -1, -1]],
+                "global_index": [[-1, 0, 1, 1, -1], [-1, 2, -1, -1, -1]],
+                "first": [[-1, 1, 1, 0, -1], [-1, 1, -1, -1, -1]],
+                "last": [[-1, 1, 0, 0, -1], [-1, 1, -1, -1, -1]]}
+    assert {name: np.asarray(value).tolist()
+            for name, value in side.items()} == expected
 
 
 @pytest.mark.once
