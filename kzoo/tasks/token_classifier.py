@@ -181,8 +181,8 @@ class TokenClassifierPreprocessor(WordsPreprocessor):
         inputs = self.packer_preprocessor.pack_ids((ids,))
         # A piece's side values go through the packer as one number,
         # (word index * 2 + first) * 2 + last, and are read back: one
-        # packing instead of three (each took ~0.25 s of the graph's ~2 s
-        # trace). The global word index (into flat words, for labels) is
+        # packing instead of four, one per value (each took ~0.25 s of the
+        # graph's ~2 s trace). The global word index (into flat words, for labels) is
         # the example's first word's plus the word index.
         code = (word_index * 2 + first) * 2 + last
         packed, _ = as_tf(self.side_packer((group(code),)))
