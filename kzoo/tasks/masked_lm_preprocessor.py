@@ -69,6 +69,9 @@ class MaskedLMPreprocessor(SegmentPreprocessor):
     """
 
     draws_per_call = True  # fresh masks on every call
+    # The masked tokens are the labels: labels given to `fit` would be
+    # dropped without a word, so they are refused.
+    takes_labels = False
     # The masking a family's original pretrained with (`masking=None`).
     default_masking = "token"
 

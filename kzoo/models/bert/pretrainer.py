@@ -38,6 +38,8 @@ class BertPretrainerPreprocessor(BertMaskedLMPreprocessor):
                      "kzoo.preprocessing.next_sentence_pairs(documents).")
     # The sentence-level task's output name (ALBERT's is "sop").
     sentence_task = "nsp"
+    # Its labels are the sentence task's (the masked LM makes its own).
+    takes_labels = True
 
     def draw(self, x, y=None, sample_weight=None):
         x, mask_ids, weights = self._mask(x)
