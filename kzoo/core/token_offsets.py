@@ -26,6 +26,8 @@ import unicodedata
 import numpy as np
 import tensorflow as tf
 
+from kzoo.preprocessing.byte_pair import byte_symbols
+
 _WORD_START = "\u2581"  # SentencePiece's "▁"
 
 
@@ -48,24 +50,8 @@ def token_offsets(tokenizer, text):
     return ids, _aligned_offsets(tokenizer, text, ids)
 
 
-def _bytes_to_unicode():
-    """Byte-level BPE's printable spelling of each byte (GPT-2's table):
-    printable Latin-1 bytes stand for themselves, the others for the
-    code points from 256 up, in order."""
-    printable = (list(range(ord("!"), ord("~") + 1)) +
-                 list(range(ord("¡"), ord("¬") + 1)) +
-                 list(range(ord("®"), ord("ÿ") + 1)))
-    table, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            table[byte] = chr(byte)
-        else:
-            table[byte] = chr(256 + extra)
-            extra += 1
-    return {char: byte for byte, char in table.items()}
-
-
-_BYTE_OF = _bytes_to_unicode()
+# Byte-level BPE's symbol -> the byte it spells (GPT-2's table).
+_BYTE_OF = {symbol: byte for byte, symbol in byte_symbols().items()}
 
 
 def _byte_level_offsets(tokenizer, text, ids):
