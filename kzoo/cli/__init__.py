@@ -7,6 +7,15 @@ Building the parser imports the command modules, so their top level may
 import the standard library and `kzoo.cli.inputs` only (heavy imports go
 inside `run`): `kzoo --help` then never imports Keras (see
 `kzoo_launcher.py`; tests/test_cli_contract.py checks both).
+
+A command module may also define:
+- `BACKENDS = False`: it runs without importing Keras and the backends
+  (`kzoo presets`, `info`, `env` read JSON and versions: well under a
+  second instead of ~6 s); `args.load_kzoo()` imports them if a case
+  needs them after all (an `hf://` reference for `kzoo info`);
+- `check_before_backends(args)`: checks of its inputs that need no
+  backend (a data file), run before the backends load, so that a mistake
+  is reported at once.
 """
 
 import argparse
@@ -32,6 +41,7 @@ COMMANDS = {
     "finetune": "Fine-tune a text classifier on a CSV/JSONL and save it.",
     "pretrain": "Pretrain on a prepared corpus, resuming after a crash.",
     "prepare-corpus": "Tokenize a folder of text into shards for pretraining.",
+    "train-tokenizer": "Train a family's vocabulary on your text, as a preset.",
     "bench": "Time a preset's forward pass, train step and generation here.",
     "env": "Versions, backend, devices and cache paths (for bug reports).",
 }
@@ -117,19 +127,25 @@ def _command_module(name):
         f"kzoo.cli.{name.replace('-', '_')}")
 
 
+# kzoo's errors about what the user asked for, by module: reported as one
+# line, `kzoo <command>: error: ...`, not as a traceback.
+_USER_ERRORS = (
+    ("kzoo.cli.inputs", "CommandError"), ("kzoo.presets", "PresetError"),
+    ("kzoo.presets", "MissingWeightsError"),
+    ("kzoo.convert.errors", "ConversionError"),
+    ("kzoo.convert.errors", "DownloadError"),
+    ("kzoo.core.arguments", "ArgumentError"),
+    ("kzoo.core.labels", "LabelError"),
+    ("kzoo.core.tokenizer", "TokenizerAssetError"),
+    ("kzoo.utils.files", "JSONFileError"))
+
+
 def user_errors():
-    """kzoo's errors about what the user asked for: reported as one line,
-    `kzoo <command>: error: ...`, not as a traceback."""
-    from kzoo import presets
-    from kzoo.cli.inputs import CommandError
-    from kzoo.convert.errors import ConversionError, DownloadError
-    from kzoo.core.arguments import ArgumentError
-    from kzoo.core.labels import LabelError
-    from kzoo.core.tokenizer import TokenizerAssetError
-    from kzoo.utils.files import JSONFileError
-    return (CommandError, presets.PresetError, presets.MissingWeightsError,
-            ConversionError, DownloadError, ArgumentError, LabelError,
-            TokenizerAssetError, JSONFileError)
+    """The user-error classes of the modules imported so far: a class
+    whose module was never imported cannot have been raised, and
+    importing it would load the backends (seconds) to print one line."""
+    return tuple(getattr(sys.modules[module], name)
+                 for module, name in _USER_ERRORS if module in sys.modules)
 
 
 # TensorFlow's native start-up lines. TF_CPP_MIN_LOG_LEVEL no longer
@@ -186,6 +202,11 @@ def _import_kzoo(finish_import):
     if finish_import is not None:
         with quiet_native_stderr():
             finish_import()
+            # TensorFlow looks for a GPU at its first op, not at import:
+            # look now, so that its "failed call to cuInit" line on a
+            # machine without one is caught with the rest.
+            if "tensorflow" in sys.modules:
+                sys.modules["tensorflow"].config.list_physical_devices()
     quiet_tensorflow_logs()
 
 
@@ -198,13 +219,18 @@ def main(argv=None, finish_import=None):
     try:
         args = parse_args(argv)
         command = args.command
+        module = _command_module(command)
         if hasattr(args, "texts") and hasattr(args, "file"):
             # Before the backends load: a mistake in the texts is one line,
             # without TensorFlow's start-up output or seconds of imports.
             from kzoo.cli.inputs import read_texts
             args.texts_read = read_texts(args)
-        _import_kzoo(finish_import)
-        module = _command_module(command)
+        if hasattr(module, "check_before_backends"):
+            module.check_before_backends(args)
+        if getattr(module, "BACKENDS", True):
+            _import_kzoo(finish_import)
+        else:
+            args.load_kzoo = lambda: _import_kzoo(finish_import)
         args.stdout = sys.stdout
         if getattr(args, "json", False):
             # Anything a command or a library prints goes to stderr: stdout

@@ -25,6 +25,7 @@ What a family adds to the SentencePiece model, and what it overrides here:
 """
 
 import io
+import itertools
 from pathlib import Path
 
 import keras_hub
@@ -93,6 +94,9 @@ class SentencePieceTokenizer(Tokenizer):
     asset_files = {"proto": "spiece.model"}
     special_tokens = ()
     trainer_options = {}
+    # What `kzoo train-tokenizer` trains for the family: a SentencePiece
+    # model laid out by `trainer_options` (and `family_vocabulary`).
+    vocabulary_kinds = ("sentencepiece-unigram", "sentencepiece-bpe")
 
     def __init__(self, proto=None, **kwargs):
         super().__init__(**kwargs)
@@ -109,8 +113,11 @@ class SentencePieceTokenizer(Tokenizer):
         domain).
 
         Args:
-            texts: an iterable of strings; normalised as the tokenizer
-                normalises text (ALBERT: lowercased) before training.
+            texts: an iterable of strings, read once in batches (a
+                generator larger than memory is fine with
+                `input_sentence_size` among `trainer_options`); normalised
+                as the tokenizer normalises text (ALBERT: lowercased)
+                before training.
             path: where to write the model file.
             vocabulary_size: pieces of the model (family tokens that are
                 no piece, such as T5's sentinels, come on top).
@@ -125,10 +132,12 @@ class SentencePieceTokenizer(Tokenizer):
         tokenizer = cls(**kwargs)
 
         def normalized(batch=1024):
-            texts_list = list(texts)
-            for start in range(0, len(texts_list), batch):
-                chunk = tf.constant(texts_list[start:start + batch])
-                for text in tokenizer.normalize(chunk).numpy():
+            # In batches, as they come: `texts` may be a stream larger than
+            # memory (kzoo train-tokenizer), which `input_sentence_size`
+            # samples.
+            iterator = iter(texts)
+            while chunk := list(itertools.islice(iterator, batch)):
+                for text in tokenizer.normalize(tf.constant(chunk)).numpy():
                     yield text.decode("utf-8")
 
         model = io.BytesIO()

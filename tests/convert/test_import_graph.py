@@ -40,6 +40,8 @@ RANKS = {
     "kzoo.models": 5,  # every kzoo.models.<family>
     "kzoo.convert": 6, "kzoo.recipes": 6,
     "kzoo.pretraining": 6,  # streams objectives from kzoo.corpus
+    # trains a family's vocabulary: families' tokenizers, kzoo.corpus' text
+    "kzoo.tokenizer_training": 6,
     "kzoo": 7,  # the facade: imports every public name
     "kzoo.cli": 8,
 }

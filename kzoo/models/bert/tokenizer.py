@@ -35,6 +35,13 @@ class BertTokenizer(Tokenizer):
 
     asset_files = {"vocabulary": "vocab.txt"}
     special_token_names = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    # What `kzoo train-tokenizer` trains for the family: WordPiece, the
+    # special tokens first in this order ([PAD]=0 ... [MASK]=4), as Hugging
+    # Face's BertWordPieceTokenizer lays out a new vocabulary (Google's
+    # released one keeps 99 [unused] slots between [PAD] and [UNK]).
+    vocabulary_kinds = ("wordpiece",)
+    trained_layout = {"first": special_token_names, "last": (),
+                      "unknown": "[UNK]"}
 
     def __init__(self, vocabulary=None, lowercase=True, **kwargs):
         super().__init__(**kwargs)

@@ -93,6 +93,11 @@ class GPT2Tokenizer(Tokenizer):
     # text, each is its id). Byte-level BPE families built on this one
     # (RoBERTa) name their own.
     special_tokens = (END_OF_TEXT,)
+    # What `kzoo train-tokenizer` trains for the family: byte-level BPE,
+    # the 256 byte tokens and the merges, then <|endoftext|> last, where
+    # GPT-2's own vocabulary has it (50256).
+    vocabulary_kinds = ("byte-level-bpe",)
+    trained_layout = {"first": (), "last": (END_OF_TEXT,)}
     # One trace of the BPE graph per vocabulary, shared by every pipeline
     # (~0.1 s each otherwise).
     trace_once = True

@@ -89,3 +89,8 @@ class RobertaTokenizer(FairseqSpecialTokens, GPT2Tokenizer):
     assert tokenizer.detokenize(tokenizer("Hello world")) == "Hello world"
     ```
     """
+
+    # A vocabulary trained for the family (`kzoo train-tokenizer`):
+    # fairseq's dictionary order, <s> <pad> </s> <unk>, the BPE tokens,
+    # <mask> last.
+    trained_layout = {"first": (BOS, PAD, EOS, UNK), "last": (MASK,)}
