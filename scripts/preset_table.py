@@ -549,6 +549,77 @@ PRESETS = {
         "description": "BERT-large (Devlin et al., 2018): 24 layers, 1024 "
                        "hidden, 16 heads, uncased English.",
     },
+    # BERT checkpoints of other corpora and languages (issue 49): each
+    # row's config is the hub repository's config.json as known when the
+    # row was written (the hub could not be reached); a download whose
+    # config.json differs is refused before a weight is read
+    # (`expected_config`). Each has its own WordPiece vocabulary, which
+    # comes with the weights, and no file list (kzoo probes for
+    # model.safetensors, then pytorch_model.bin).
+    "bert_base_multi": {
+        "family": "bert",
+        "aliases": ["bert_base_multi_cased", "bert_multilingual", "mbert"],
+        # vocab_size 119547, 12 x 768, 12 heads, 3072, 512 positions, 2
+        # token types; BertForMaskedLM with the NSP weights too.
+        "config": dict(**shape(12, 12, 768, 3072), vocabulary_size=119547),
+        "tokenizer_config": dict(lowercase=False, name="bert_tokenizer_4"),
+        "repo": "google-bert/bert-base-multilingual-cased",
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (multilingual BERT's cased WordPiece vocabulary, which "
+            "nothing offline holds)")},
+        "description": "Multilingual BERT-base, cased (Devlin et al., "
+                       "2018): 12 layers, 768 hidden, 12 heads, Wikipedia "
+                       "in 104 languages, WordPiece vocabulary of 119,547.",
+    },
+    "scibert_base_en_uncased": {
+        "family": "bert", "aliases": ["scibert", "scibert_scivocab_uncased"],
+        # vocab_size 31090 (SciVocab), BERT-base otherwise; the released
+        # pytorch_model.bin is BertForPreTraining's (MLM + NSP).
+        "config": dict(**shape(12, 12, 768, 3072), vocabulary_size=31090),
+        "tokenizer_config": dict(lowercase=True, name="bert_tokenizer_5"),
+        "repo": "allenai/scibert_scivocab_uncased",
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (SciBERT's own uncased WordPiece vocabulary, SciVocab)")},
+        "description": "SciBERT (Beltagy et al., 2019): BERT-base trained "
+                       "from scratch on 1.14M Semantic Scholar papers "
+                       "(biomedical and computer science), with its own "
+                       "uncased vocabulary of 31,090 (SciVocab).",
+    },
+    "biobert_base_en_cased": {
+        "family": "bert", "aliases": ["biobert", "biobert_v1_2"],
+        # v1.2: BERT-base cased's vocabulary (28,996), BertForMaskedLM:
+        # "trained in the same way as BioBERT-Base v1.1 but includes LM
+        # head" (its model card).
+        "config": dict(**shape(12, 12, 768, 3072), vocabulary_size=28996),
+        "tokenizer_config": dict(lowercase=False, name="bert_tokenizer_6"),
+        "repo": "dmis-lab/biobert-base-cased-v1.2",
+        "license": "unknown: the hub repository and its model card state "
+                   "none (BioBERT starts from Google's BERT-base cased, "
+                   "Apache-2.0); check before redistributing",
+        "heads": ["mlm_head"],
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (BERT-base cased's WordPiece vocabulary, which nothing "
+            "offline holds)")},
+        "description": "BioBERT v1.2 (Lee et al., 2020): BERT-base cased "
+                       "further pretrained on PubMed abstracts (1M steps), "
+                       "with its masked-LM head; cased English.",
+    },
+    "legal_bert_base_en_uncased": {
+        "family": "bert", "aliases": ["legal_bert", "legal_bert_base"],
+        # vocab_size 30522 (a new legal vocabulary of BERT's size), BERT-base
+        # otherwise; BertForPreTraining (MLM + NSP).
+        "config": shape(12, 12, 768, 3072),
+        "tokenizer_config": dict(lowercase=True, name="bert_tokenizer_7"),
+        "repo": "nlpaueb/legal-bert-base-uncased",
+        "license": "CC-BY-SA-4.0",
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (LEGAL-BERT's own uncased WordPiece vocabulary, built from "
+            "its legal corpora)")},
+        "description": "LEGAL-BERT-base (Chalkidis et al., 2020): BERT-base "
+                       "trained from scratch on 12 GB of English legal text "
+                       "(EU and UK legislation, ECJ and ECHR cases, US "
+                       "court cases and contracts), own uncased vocabulary.",
+    },
     # DeBERTa-v3
     "deberta_v3_extra_small_en": {
         "family": "deberta_v3",
@@ -850,6 +921,40 @@ PRESETS = {
         "repo": "FacebookAI/xlm-roberta-large",
         "description": "XLM-RoBERTa-large (Conneau et al., 2020): 24 "
                        "layers, 1024 hidden, 16 heads, 100 languages.",
+    },
+    # XLM-R checkpoints of African languages (issue 49); configs from
+    # the hub repositories' config.json as known when written (checked on
+    # download, as above).
+    "afriberta_base_multi": {
+        "family": "xlm_roberta", "aliases": ["afriberta_base", "afriberta"],
+        # XLMRobertaForMaskedLM: vocab_size 70006, 8 layers, 6 heads of
+        # 128, 768 hidden, 3072, 514 positions, one token type.
+        "config": dict(**shape(8, 6, 768, 3072), vocabulary_size=70006),
+        "repo": "castorini/afriberta_base",
+        "weights_file": "pytorch_model.bin",
+        "tokenizer_assets": {"sentencepiece.bpe.model": remote(
+            " (AfriBERTa's own SentencePiece model, trained on its 11 "
+            "languages, which nothing offline gives)")},
+        "description": "AfriBERTa-base (Ogueji et al., 2021): 8 layers, 768 "
+                       "hidden, 6 heads, trained from scratch on under 1 GB "
+                       "of text in 11 African languages (Afaan Oromoo, "
+                       "Amharic, Gahuza, Hausa, Igbo, Nigerian Pidgin, "
+                       "Somali, Swahili, Tigrinya, Yoruba), own "
+                       "SentencePiece vocabulary of 70,006.",
+    },
+    "afro_xlm_roberta_base_multi": {
+        "family": "xlm_roberta",
+        "aliases": ["afro_xlm_roberta_base", "afro_xlmr_base", "afroxlmr"],
+        # xlm-roberta-base's config (vocab_size 250002): MLM adaptation
+        # keeps the architecture and XLM-R's SentencePiece model.
+        "config": shape(12, 12, 768, 3072),
+        "repo": "Davlan/afro-xlmr-base",
+        "weights_file": "pytorch_model.bin",
+        "description": "AfroXLMR-base (Alabi et al., 2022): XLM-R-base "
+                       "adapted by masked-LM training on 17 African "
+                       "languages and 3 high-resource languages of Africa; "
+                       "12 layers, 768 hidden, 12 heads, XLM-R's "
+                       "SentencePiece vocabulary of 250,002.",
     },
 }
 

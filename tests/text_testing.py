@@ -92,6 +92,10 @@ def preset_for(backbone_cls):
     found = []
     for row in presets.list():
         preset = presets.resolve(row["name"])
+        remote = any(record.get("remote") for record in
+                     preset.metadata.get("tokenizer", {}).values())
+        if remote and not (STAND_IN_PRESETS / row["name"]).is_dir():
+            continue  # its tokenizer files come with the weights
         if preset.json("config.json")["class_name"] == backbone_cls.__name__ \
                 and preset.has("tokenizer.json"):
             found.append((row["params"] or 0, row["name"]))

@@ -18,7 +18,8 @@ XLMR_PRESETS = {
 def test_list_has_the_xlm_roberta_presets():
     rows = {row["name"]: row
             for row in kzoo.presets.list(family="xlm_roberta")}
-    assert set(rows) == set(XLMR_PRESETS)
+    # (AfriBERTa and AfroXLM-R: tests/convert/test_field_presets.py.)
+    assert set(XLMR_PRESETS) <= set(rows)
     for name, (alias, params) in XLMR_PRESETS.items():
         assert alias in rows[name]["aliases"]
         assert kzoo.presets.resolve(alias).name == name
