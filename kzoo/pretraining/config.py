@@ -23,7 +23,8 @@ class PretrainingError(ValueError):
 # name: (default, type, help). `None` defaults mean "not set".
 OPTIONS = {
     "objective": (None, str, "the pretraining objective (default: the "
-                  "family's own, e.g. mlm for BERT)"),
+                  "family's own: mlm_nsp for BERT, mlm_sop for ALBERT, rtd for "
+                  "ELECTRA, ...)"),
     "objective_options": ({}, dict, "the objective's own options (config "
                           "file only), e.g. {\"masking\": \"whole_word\"}"),
     "from_scratch": (False, bool, "start from random weights (the preset's "
