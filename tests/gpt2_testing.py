@@ -31,21 +31,23 @@ def tiny_causal_lm(preprocessor=None, **overrides):
                              preprocessor=preprocessor)
 
 
-def hf_pair(name, seed=0):
+def hf_pair(name, seed=0, preprocessor=None, **config_overrides):
     """`(transformers GPT2LMHeadModel, kzoo GPT2CausalLM)` with identical
-    random weights (no dropout)."""
+    random weights (no dropout); `config_overrides` change GPT2Config
+    fields (e.g. `vocab_size=50257` for text)."""
     import transformers
     import torch
     from kzoo.convert.gpt2 import GPT2Converter
     transformers.logging.set_verbosity_error()
     config = transformers.GPT2Config(
-        **HF_CONFIGS[name], resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        bos_token_id=EOS, eos_token_id=EOS, pad_token_id=PAD)
+        **{**HF_CONFIGS[name], **config_overrides}, resid_pdrop=0.0,
+        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=EOS, eos_token_id=EOS, pad_token_id=PAD)
     torch.manual_seed(seed)
     hf_model = transformers.GPT2LMHeadModel(config).eval()
     converter = GPT2Converter()
     lm = kzoo.GPT2CausalLM(kzoo.GPT2Backbone(
-        **converter.backbone_kwargs(config.to_dict())))
+        **converter.backbone_kwargs(config.to_dict())),
+        preprocessor=preprocessor)
     load_state_dict(lm.backbone, hf_model.state_dict())
     return hf_model, lm
 

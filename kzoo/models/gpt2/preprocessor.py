@@ -143,6 +143,12 @@ class GPT2CausalLMPreprocessor(Preprocessor):
             it between documents, so it reads as "a new text begins").
         add_end_token: end each training text with `<|endoftext|>`; a text
             truncated at `sequence_length` did not end there and gets none.
+        prompt_start_token: put `<|endoftext|>` before each text prompt
+            of `generate`. Off by default: `transformers`' tokenizer and
+            OpenAI's conditional sampler condition on the prompt alone, and
+            so does kzoo. An empty prompt always starts with it (as
+            unconditional sampling does), since generation needs a token
+            to condition on.
 
     Example:
     ```python
@@ -157,10 +163,11 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     takes_labels = False
 
     def __init__(self, tokenizer, sequence_length=1024, add_start_token=True,
-                 add_end_token=True, **kwargs):
+                 add_end_token=True, prompt_start_token=False, **kwargs):
         super().__init__(tokenizer, sequence_length, **kwargs)
         self.add_start_token = bool(add_start_token)
         self.add_end_token = bool(add_end_token)
+        self.prompt_start_token = bool(prompt_start_token)
 
     # The packed row is sequence_length + 1 long (inputs and labels are
     # the same ids shifted by one), so the start token always fits and the
@@ -196,24 +203,25 @@ class GPT2CausalLMPreprocessor(Preprocessor):
     # Generation (eager, outside tf.data)
     # ------------------------------------------------------------------
     def generate_preprocess(self, texts):
-        """Prompts -> lists of token ids (with the start token, no end
-        token: generation continues the text)."""
+        """Prompts -> lists of token ids: the prompt's tokens alone (the
+        start token first with `prompt_start_token`, or for an empty
+        prompt), no end token: generation continues the text."""
         texts = text_tensor(list(texts), type(self).__name__, "prompts")
         id_lists = self.tokenizer.tokenize_tf(texts).to_list()
-        if self.add_start_token:
-            id_lists = [[self.tokenizer.start_token_id] + ids
-                        for ids in id_lists]
-        return id_lists
+        start = self.tokenizer.start_token_id
+        return [[start] + ids if self.prompt_start_token or not ids else ids
+                for ids in id_lists]
 
     def generate_postprocess(self, id_lists, stop_token_ids=(),
                              strip_start=True):
-        """Generated id lists -> strings, without the start token and stop
-        tokens."""
+        """Generated id lists -> strings, without a leading start token
+        (the one `generate_preprocess` put first; so a prompt that begins
+        with the text `<|endoftext|>` loses it too) and stop tokens."""
         drop = set(int(t) for t in stop_token_ids)
         texts = []
         for ids in id_lists:
             ids = [int(t) for t in np.asarray(ids).reshape(-1)]
-            if strip_start and self.add_start_token and ids and \
+            if strip_start and ids and \
                     ids[0] == self.tokenizer.start_token_id:
                 ids = ids[1:]
             while ids and ids[-1] in drop:
@@ -239,5 +247,6 @@ class GPT2CausalLMPreprocessor(Preprocessor):
         config.update({
             "add_start_token": self.add_start_token,
             "add_end_token": self.add_end_token,
+            "prompt_start_token": self.prompt_start_token,
         })
         return config
