@@ -11,8 +11,10 @@ Run when a preset is added or changed (add or edit its row, then):
     python scripts/make_presets.py --list
 
 Each folder holds config.json (the backbone's class and config),
-tokenizer.json (the tokenizer's class and config), metadata.json and the
-tokenizer files that ship; it is written whole (in a staging folder beside
+tokenizer.json (the tokenizer's class and config), metadata.json, the
+tokenizer files that ship and, for the generating presets,
+generation.json (the checkpoint's generation settings, from
+scripts/preset_generation.py); it is written whole (in a staging folder beside
 it, then swapped in), so a file the table no longer names goes. Weights
 are not shipped: metadata.json says where `from_preset` gets them (a Hugging
 Face repository it downloads and converts, or, for checkpoints kzoo cannot
@@ -44,6 +46,7 @@ import kzoo  # noqa: E402
 from kzoo.core.registry import class_entry  # noqa: E402
 from kzoo.utils.files import (sha256_of, swap_into_place,  # noqa: E402
                               write_json)
+from preset_generation import GENERATION  # noqa: E402
 from preset_table import (FAMILIES, HF, INPUTS, PRESETS,  # noqa: E402
                           STAND_INS)
 
@@ -186,6 +189,10 @@ def write_preset(root, name, row, inputs, build_up_to=24):
             metadata["tokenizer_assets_from"] = row["tokenizer_assets_from"]
         elif tokenizer:
             metadata["tokenizer"] = tokenizer
+        if name in GENERATION:
+            write_json(staging / "generation.json",
+                       GENERATION[name]["settings"])
+            metadata["generation_settings"] = GENERATION[name]["provenance"]
         write_json(staging / "metadata.json", metadata)
         swap_into_place(staging, root / name)
     except BaseException:

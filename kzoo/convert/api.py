@@ -12,6 +12,7 @@ from kzoo.convert.base import (
     original_format_module)
 from kzoo.convert.checkpoint import HFCheckpoint
 from kzoo.convert.errors import ConversionError
+from kzoo.convert.generation_config import write_generation_settings
 from kzoo.convert.progress import quiet
 from kzoo.convert.safetensors import save_file
 from kzoo.core.arguments import ArgumentError, config_source
@@ -169,6 +170,8 @@ def _convert_into(checkpoint, staging, task, verbose, metadata, final_name,
                                           checkpoint.config, checkpoint)
     if preprocessor is not None:
         preprocessor.save_to_preset(staging)
+    if converter.generates:
+        write_generation_settings(checkpoint, staging)
     from kzoo.core.preset_writer import update_metadata
     fields = {
         "name": final_name,

@@ -87,6 +87,7 @@ def _attention_specs(prefix, attention, group):
 class BartConverter(Converter):
     model_types = ("bart",)
     family = "bart"
+    generates = True
     backbone_class = "BartBackbone"
     base_model_prefix = "model"
     hf_defaults = HF_DEFAULTS

@@ -446,6 +446,9 @@ class Converter:
     # Whether the family converts kzoo's generic heads (`GENERIC_HEADS`):
     # its `*ForTokenClassification` and `*ForMultipleChoice`.
     generic_heads = False
+    # Whether the family generates text: its presets then keep the
+    # checkpoint's generation settings (`generation.json`).
+    generates = False
 
     # ------------------------------------------------------------------
     # Family hooks (import)

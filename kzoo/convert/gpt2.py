@@ -70,6 +70,7 @@ class GPT2Converter(Converter):
         "initializer_range": "initializer_range",
     }
     family = "gpt2"
+    generates = True
     backbone_class = "GPT2Backbone"
     base_model_prefix = "transformer"
     architectures = {

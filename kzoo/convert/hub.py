@@ -218,6 +218,7 @@ def _fetch_checkpoint(hub, folder):
                     f"{TORCH_BIN_INDEX}.")
     for name in TOKENIZER_FILES:
         get(name, required=False)
+    get("generation_config.json", required=False)  # generation settings
     # sentence-transformers folders: the pooling set-up.
     if get("modules.json", required=False):
         get("sentence_bert_config.json", required=False)

@@ -129,6 +129,7 @@ class T5Converter(Converter):
         "initializer_factor": "initializer_factor",
     }
     family = "t5"
+    generates = True
     backbone_class = "T5Backbone"
     base_model_prefix = ""
     architectures = {

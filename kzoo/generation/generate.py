@@ -11,7 +11,11 @@ import numpy as np
 from kzoo.generation import compiled
 from kzoo.generation.inputs import read_prompts
 from kzoo.generation.loop import beam_search_loop, sampling_loop
-from kzoo.generation.samplers import get_sampler, whole_number
+from kzoo.generation.controls import DecodingControls
+from kzoo.generation.samplers import whole_number
+from kzoo.generation.settings import (check_controls_names, checked_config,
+                                      requested_lengths, resolve_controls,
+                                      resolve_sampler)
 
 
 def resolve_lengths(prompt_lengths, max_length, max_new_tokens,
@@ -58,16 +62,20 @@ def prefill_length(prompt_lengths, max_length, smallest=16):
     return min(length, max_length)
 
 
-def generate(model, prompts, max_length=None, sampler="greedy", *,
+def generate(model, prompts, max_length=None, sampler=None, *,
              max_new_tokens=None, stop_token_ids="auto", strip_prompt=False,
-             seed=None, use_cache=True, preprocessor=None,
-             vocabulary_size=None, position_limit=None, pad_token_id=0,
-             default_stop_token_ids=(), default_max_length=None):
+             seed=None, use_cache=True, generation_config=None,
+             preprocessor=None, vocabulary_size=None, position_limit=None,
+             pad_token_id=0, default_stop_token_ids=(),
+             default_max_length=None, **controls):
     """Generate continuations of `prompts` with a causal LM.
 
     Models call this from their own `generate` method, which fills in the
-    model-specific arguments (after `use_cache`). See
-    `GPT2CausalLM.generate` for the user-facing documentation.
+    model-specific arguments (after `generation_config`, the model's
+    generation settings: see `kzoo.generation.settings`). `controls` are
+    the decoding controls (`min_length`, `no_repeat_ngram_size`, ...: see
+    `kzoo.generation.controls`). See `GPT2CausalLM.generate` for the
+    user-facing documentation.
 
     Example:
     ```python
@@ -82,28 +90,35 @@ def generate(model, prompts, max_length=None, sampler="greedy", *,
     ```
     """
     # 1. Check everything before any work.
-    sampler = get_sampler(sampler)
+    check_controls_names(controls)
+    settings = checked_config(generation_config)
+    sampler = resolve_sampler(sampler, settings)
     id_lists, kind, single = read_prompts(prompts, preprocessor,
                                           vocabulary_size)
     prompt_lengths = np.array([len(ids) for ids in id_lists], "int32")
+    max_length, max_new_tokens = requested_lengths(
+        max_length, max_new_tokens, settings)
     max_length, end_positions = resolve_lengths(
         prompt_lengths, max_length, max_new_tokens, position_limit,
         default_max_length)
     stop_token_ids = resolve_stop_tokens(stop_token_ids,
                                          default_stop_token_ids,
                                          vocabulary_size)
+    decoding = resolve_controls(controls, settings, vocabulary_size,
+                                max_length, max_new_tokens,
+                                int(prompt_lengths.max()))
     check_seed(seed)
 
     # 2. Fixed-shape arrays, right-padded.
     token_ids = padded(id_lists, max_length, pad_token_id)
 
     # 3. The compiled loop for this sampler (built once, reused).
-    sequences, lengths, scores = run_loop(
+    sequences, row_lengths, scores = run_loop(
         model, sampler, token_ids, prompt_lengths, end_positions,
-        stop_token_ids, pad_token_id, use_cache, seed)
+        stop_token_ids, pad_token_id, use_cache, seed, controls=decoding)
 
     # 4. Back to the caller's kind of output.
-    return postprocess(sequences, lengths, prompt_lengths, kind, single,
+    return postprocess(sequences, row_lengths, prompt_lengths, kind, single,
                        strip_prompt, preprocessor, stop_token_ids,
                        pad_token_id, scores)
 
@@ -141,12 +156,12 @@ def padded(id_lists, width, pad_token_id):
 
 def run_loop(model, sampler, token_ids, prompt_lengths, end_positions,
              stop_token_ids, pad_token_id, use_cache, seed,
-             encoder_inputs=()):
+             encoder_inputs=(), controls=DecodingControls()):
     """Run the compiled loop: `(sequences, lengths, scores)` as numpy;
     `scores` is None unless beam search, and beam results keep every
     beam only with `return_all_beams`."""
     function = compiled_generate_function(
-        model, sampler, stop_token_ids, pad_token_id, use_cache)
+        model, sampler, stop_token_ids, pad_token_id, use_cache, controls)
     rng = compiled.initial_rng(seed)
     max_length = token_ids.shape[1]
     prefix = token_ids[:, :prefill_length(prompt_lengths, max_length)]
@@ -209,7 +224,7 @@ def postprocess(sequences, lengths, prompt_lengths, kind, single,
 
 
 def compiled_generate_function(model, sampler, stop_token_ids, pad_token_id,
-                               use_cache):
+                               use_cache, controls=DecodingControls()):
     """The model's compiled loop for these settings, built on first use.
 
     Compiled functions live on the model (`model._generate_functions`), so
@@ -218,7 +233,7 @@ def compiled_generate_function(model, sampler, stop_token_ids, pad_token_id,
     """
     functions = model.__dict__.setdefault("_kzoo_generate_functions", {})
     key = (sampler.cache_key(), tuple(stop_token_ids), int(pad_token_id),
-           bool(use_cache))
+           bool(use_cache), controls)
     if key not in functions:
         build = beam_search_loop if sampler.is_beam else sampling_loop
 
@@ -226,7 +241,8 @@ def compiled_generate_function(model, sampler, stop_token_ids, pad_token_id,
             # `decoder` is the model, or (torch) a stand-in whose forward
             # passes run as traced graphs; see compiled.TorchTracedDecoder.
             return build(decoder, sampler, stop_token_ids=stop_token_ids,
-                         pad_token_id=pad_token_id, use_cache=use_cache)
+                         pad_token_id=pad_token_id, use_cache=use_cache,
+                         controls=controls)
 
         functions[key] = compiled.CompiledFunction(build_loop, model)
     return functions[key]

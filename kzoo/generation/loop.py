@@ -40,6 +40,7 @@ src)`, encoded once before the first step.
 from keras import ops
 
 from kzoo.generation import compiled
+from kzoo.generation.controls import DecodingControls, process
 from kzoo.generation.encoder_decoder import decoder_for
 
 _NEG_INF = -1.0e9
@@ -74,11 +75,12 @@ def _next_logits(model, token_ids, cache, index, use_cache):
 # Greedy and sampling
 # ----------------------------------------------------------------------
 def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
-                  use_cache=True):
+                  use_cache=True, controls=DecodingControls()):
     """A function `(token_ids, prefix, prompt_lengths, end_positions, rng,
     *encoder_inputs) -> (token_ids, lengths)`: the generated rows (padded
     with `pad_token_id`) and the number of real tokens in each (the prompt,
-    the new tokens and a final stop token if one was produced)."""
+    the new tokens and a final stop token if one was produced). The
+    `controls` (`controls.py`) act on the logits before the sampler."""
     stop_token_ids = tuple(int(t) for t in stop_token_ids)
 
     def generate(token_ids, prefix, prompt_lengths, end_positions, rng,
@@ -102,6 +104,8 @@ def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         def body(index, token_ids, lengths, done, rng, cache):
             logits, cache = _next_logits(decoder, token_ids, cache, index - 1,
                                          use_cache)
+            logits = process(controls, logits, token_ids, index,
+                             prompt_lengths, end_positions, stop_token_ids)
             noise = None
             if sampler.needs_noise:
                 noise, rng = compiled.uniform(rng, ops.shape(logits), logits)
@@ -153,7 +157,7 @@ def _keep(keep, old, new):
 
 
 def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
-                     use_cache=True):
+                     use_cache=True, controls=DecodingControls()):
     """A function `(token_ids, prefix, prompt_lengths, end_positions, rng,
     *encoder_inputs) -> (sequences (batch, beams, max_length), scores
     (batch, beams), lengths (batch, beams))`, beams best first.
@@ -161,7 +165,9 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
     The bookkeeping mirrors Hugging Face `transformers`' vectorised beam
     search (`GenerationMixin._beam_search`) so results agree token for
     token; prompts of different lengths are handled per row (a row inside
-    its prompt, or finished, keeps its state).
+    its prompt, or finished, keeps its state). The `controls`
+    (`controls.py`) act on each beam's log-probabilities, as transformers'
+    logits processors do in its beam search.
     """
     stop_token_ids = tuple(int(t) for t in stop_token_ids)
     num_beams = sampler.num_beams
@@ -200,6 +206,8 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         done = ops.greater_equal(prompt_lengths, end_positions)
 
         flat_batch = batch * num_beams
+        flat_prompt_lengths = ops.repeat(prompt_lengths, num_beams, axis=0)
+        flat_end_positions = ops.repeat(end_positions, num_beams, axis=0)
         cache = []
         if use_cache:
             prefix = ops.repeat(ops.cast(prefix, "int32"), num_beams, axis=0)
@@ -218,6 +226,9 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
                                          use_cache)
             vocabulary_size = logits.shape[-1]
             log_probs = ops.log_softmax(logits, axis=-1)
+            log_probs = process(controls, log_probs, flat, index,
+                                flat_prompt_lengths, flat_end_positions,
+                                stop_token_ids)
             log_probs = ops.reshape(log_probs, (batch, num_beams, -1))
             log_probs = log_probs + ops.expand_dims(running_scores, -1)
             log_probs = ops.reshape(log_probs, (batch, -1))

@@ -22,7 +22,9 @@ from kzoo.generation.generate import (check_seed, padded, postprocess,
                                       prefill_length, resolve_lengths,
                                       resolve_stop_tokens, run_loop)
 from kzoo.generation.inputs import check_ids, read_prompts
-from kzoo.generation.samplers import get_sampler
+from kzoo.generation.settings import (check_controls_names, checked_config,
+                                      requested_lengths, resolve_controls,
+                                      resolve_sampler)
 
 
 def encoder_arrays(id_lists, length_limit, pad_token_id):
@@ -60,14 +62,15 @@ def decoder_id_lists(decoder_prompts, batch, decoder_start_token_id,
     return prompts
 
 
-def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
+def generate_seq2seq(model, inputs, max_length=None, sampler=None, *,
                      max_new_tokens=None, decoder_prompts=None,
                      stop_token_ids="auto", strip_prompt=False, seed=None,
-                     use_cache=True, preprocessor=None,
-                     vocabulary_size=None, encoder_length_limit=None,
-                     position_limit=None, decoder_start_token_id=0,
-                     pad_token_id=0, default_stop_token_ids=(),
-                     default_max_length=None):
+                     use_cache=True, generation_config=None,
+                     preprocessor=None, vocabulary_size=None,
+                     encoder_length_limit=None, position_limit=None,
+                     decoder_start_token_id=0, pad_token_id=0,
+                     default_stop_token_ids=(), default_max_length=None,
+                     **controls):
     """Generate decoder sequences for `inputs` with an encoder-decoder.
 
     Args (the user-facing ones; a model's `generate` passes the rest):
@@ -75,7 +78,8 @@ def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
             ids (a list of ints, or one list per input), or a dict with
             `token_ids` and `padding_mask` (right-padded).
         max_length: decoder length, its prompt (the start token) included.
-        sampler, max_new_tokens, stop_token_ids, seed, use_cache: as for
+        sampler, max_new_tokens, stop_token_ids, seed, use_cache,
+            generation_config, **controls: as for
             `kzoo.generation.generate`.
         decoder_prompts: the decoder's first tokens instead of the start
             token alone (a forced prefix): one list of ids for every input,
@@ -108,19 +112,26 @@ def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
     ```
     """
     # 1. Check everything before any work.
-    sampler = get_sampler(sampler)
+    check_controls_names(controls)
+    settings = checked_config(generation_config)
+    sampler = resolve_sampler(sampler, settings)
     source_lists, kind, single = read_prompts(
         inputs, preprocessor, vocabulary_size, noun="Input",
         empty_hint="the encoder needs at least one token.")
     prompt_lists = decoder_id_lists(decoder_prompts, len(source_lists),
                                     decoder_start_token_id, vocabulary_size)
     prompt_lengths = np.array([len(p) for p in prompt_lists], "int32")
+    max_length, max_new_tokens = requested_lengths(
+        max_length, max_new_tokens, settings)
     max_length, end_positions = resolve_lengths(
         prompt_lengths, max_length, max_new_tokens, position_limit,
         default_max_length)
     stop_token_ids = resolve_stop_tokens(stop_token_ids,
                                          default_stop_token_ids,
                                          vocabulary_size)
+    decoding = resolve_controls(controls, settings, vocabulary_size,
+                                max_length, max_new_tokens,
+                                int(prompt_lengths.max()))
     check_seed(seed)
 
     # 2. Fixed-shape arrays, right-padded.
@@ -132,7 +143,7 @@ def generate_seq2seq(model, inputs, max_length=None, sampler="greedy", *,
     sequences, lengths, scores = run_loop(
         model, sampler, token_ids, prompt_lengths, end_positions,
         stop_token_ids, pad_token_id, use_cache, seed,
-        encoder_inputs=encoder_inputs)
+        encoder_inputs=encoder_inputs, controls=decoding)
 
     # 4. Back to the caller's kind of output.
     return postprocess(sequences, lengths, prompt_lengths, kind, single,

@@ -20,6 +20,8 @@ are `encoder_token_ids`, `encoder_padding_mask`, `decoder_token_ids`,
 import keras
 from keras import ops
 
+from kzoo import presets
+from kzoo.generation.model_settings import GenerationSettingsMixin
 from kzoo.generation.seq2seq import generate_seq2seq
 from kzoo.core.task import Task
 from kzoo.tasks.task_wiring import task_inputs
@@ -27,12 +29,16 @@ from kzoo.training import default_optimizer
 from kzoo.training.losses import token_loss
 
 
-class Seq2SeqLM(Task):
+class Seq2SeqLM(GenerationSettingsMixin, Task):
     """Base of the encoder-decoder LM tasks; see the module doc.
 
     Subclasses set `backbone_cls`, `preprocessor_cls`,
     `decoder_start_token_id` (when the preprocessor does not say), and
     implement `make_lm_head`.
+
+    `generation_config` holds the checkpoint's generation settings (a
+    preset's `generation.json`, in transformers' key names), which
+    `generate` follows unless told otherwise.
     """
 
     decoder_start_token_id = 0
@@ -52,6 +58,20 @@ class Seq2SeqLM(Task):
     def make_lm_head(self, backbone):
         raise NotImplementedError
 
+    @classmethod
+    def preprocessor_for(cls, preset, **kwargs):
+        """The encoder reads as many tokens as the checkpoint's position
+        table holds (BART: 1,024), unless the preset saved a preprocessor
+        or the caller says; without a table (T5's relative positions),
+        the preprocessor's default."""
+        preset = presets.resolve(preset)
+        if "sequence_length" not in kwargs and \
+                not preset.has("preprocessor.json"):
+            config = preset.json("config.json").get("config") or {}
+            if config.get("max_sequence_length"):
+                kwargs["sequence_length"] = config["max_sequence_length"]
+        return super().preprocessor_for(preset, **kwargs)
+
     def lm_logits(self, hidden):
         """Decoder states -> vocabulary logits (the task's head)."""
         return self.lm_head(hidden)
@@ -70,11 +90,17 @@ class Seq2SeqLM(Task):
     # ------------------------------------------------------------------
     # Generation
     # ------------------------------------------------------------------
-    def generate(self, inputs, max_length=None, sampler="greedy", *,
+    def generate(self, inputs, max_length=None, sampler=None, *,
                  max_new_tokens=None, decoder_prompts=None,
                  stop_token_ids="auto", strip_prompt=False, seed=None,
-                 use_cache=True):
+                 use_cache=True, generation_config=None, **controls):
         """Decode a target for each input.
+
+        The model's `generation_config` (its checkpoint's settings: for
+        `bart_large_cnn_en` beam search with 4 beams, `length_penalty=2.0`,
+        `early_stopping=True`, 56 to 142 decoder tokens, no repeated
+        trigram, `<s>` forced first and `</s>` last) applies to whatever
+        the arguments leave unset.
 
         Args:
             inputs: text (a string or list of strings; needs a
@@ -82,9 +108,13 @@ class Seq2SeqLM(Task):
                 input, each with the end token the encoder expects), or a
                 dict with `token_ids` and `padding_mask` (right-padded).
             max_length: decoder length, the start token included.
-                Defaults to the preprocessor's `target_length`.
+                Defaults to the settings' `max_length`, else the
+                preprocessor's `target_length`.
             sampler: "greedy", "random", "top_k", "top_p", "beam", or a
-                `kzoo.generation` sampler instance.
+                `kzoo.generation` sampler instance. None: beam search
+                when the settings give `num_beams > 1`, else greedy; "beam"
+                alone takes the settings' `num_beams`, `length_penalty`
+                and `early_stopping`.
             max_new_tokens: stop after this many new tokens.
             decoder_prompts: forced decoder prefixes (each with the start
                 token), instead of the start token alone.
@@ -94,6 +124,15 @@ class Seq2SeqLM(Task):
             seed: an int makes random samplers reproducible.
             use_cache: decode with key/value caches (and cross-attention
                 keys/values projected once); False reruns the decoder.
+            generation_config: settings to use instead of the model's
+                (`{}`: none of them).
+            **controls: the decoding controls, as transformers names
+                them: `min_length`, `min_new_tokens` (no stop token
+                before), `no_repeat_ngram_size`, `repetition_penalty`,
+                `forced_bos_token_id` (the first new token),
+                `forced_eos_token_id` (the last one, at the length limit),
+                `bad_words_ids` (lists of ids never produced); see
+                `kzoo.generation.controls`.
 
         Returns the decoder outputs in the kind of `inputs`: strings for
         text (start and stop tokens dropped), id lists for ids (the start
@@ -107,11 +146,14 @@ class Seq2SeqLM(Task):
         end_token_id = getattr(tokenizer, "end_token_id", None)
         pad_token_id = getattr(tokenizer, "pad_token_id", None)
         start = getattr(preprocessor, "decoder_start_token_id", None)
+        if generation_config is None:
+            generation_config = self.generation_config
         return generate_seq2seq(
             self, inputs, max_length, sampler,
             max_new_tokens=max_new_tokens, decoder_prompts=decoder_prompts,
             stop_token_ids=stop_token_ids, strip_prompt=strip_prompt,
-            seed=seed, use_cache=use_cache, preprocessor=preprocessor,
+            seed=seed, use_cache=use_cache,
+            generation_config=generation_config, preprocessor=preprocessor,
             vocabulary_size=self.backbone.vocabulary_size,
             encoder_length_limit=self.backbone.max_sequence_length,
             position_limit=self.backbone.max_sequence_length,
@@ -120,7 +162,8 @@ class Seq2SeqLM(Task):
             pad_token_id=0 if pad_token_id is None else pad_token_id,
             default_stop_token_ids=(() if end_token_id is None
                                     else (end_token_id,)),
-            default_max_length=getattr(preprocessor, "target_length", None))
+            default_max_length=getattr(preprocessor, "target_length", None),
+            **controls)
 
     # The encoder-decoder protocol of kzoo.generation.encoder_decoder ----
     def generation_encode(self, token_ids, padding_mask):

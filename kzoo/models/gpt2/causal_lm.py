@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo import generation
+from kzoo.generation.model_settings import GenerationSettingsMixin
 from kzoo.layers import TiedLMHead
 from kzoo.models.gpt2.backbone import GPT2Backbone
 from kzoo.models.gpt2.preprocessor import GPT2CausalLMPreprocessor
@@ -15,7 +16,7 @@ from kzoo.training.losses import token_loss
 
 
 @register
-class GPT2CausalLM(Task):
+class GPT2CausalLM(GenerationSettingsMixin, Task):
     """Next-token prediction with GPT-2; logits through the tied token
     embedding (no extra weights).
 
@@ -66,10 +67,15 @@ class GPT2CausalLM(Task):
     # ------------------------------------------------------------------
     # Generation
     # ------------------------------------------------------------------
-    def generate(self, prompts, max_length=None, sampler="greedy", *,
+    def generate(self, prompts, max_length=None, sampler=None, *,
                  max_new_tokens=None, stop_token_ids="auto",
-                 strip_prompt=False, seed=None, use_cache=True):
+                 strip_prompt=False, seed=None, use_cache=True,
+                 generation_config=None, **controls):
         """Continue `prompts`.
+
+        The model's `generation_config` (its checkpoint's settings, from
+        the preset's `generation.json`; GPT-2's set none that change
+        decoding) applies to whatever the arguments leave unset.
 
         Args:
             prompts: a string or list of strings (needs a preprocessor), or
@@ -77,11 +83,14 @@ class GPT2CausalLM(Task):
                 different lengths are fine), or a dict with `token_ids` and
                 `padding_mask` (right-padded).
             max_length: total length of each output, prompt included.
-                Defaults to the preprocessor's `sequence_length` when
-                `max_new_tokens` is not given.
+                Defaults to the settings' `max_length`, else the
+                preprocessor's `sequence_length`, when `max_new_tokens`
+                is not given.
             sampler: "greedy", "random", "top_k", "top_p", "beam", a
                 `{"name": ..., **args}` dict, or a `kzoo.generation`
                 sampler instance (`TopKSampler(k=10, temperature=0.7)`).
+                None: beam search when the settings give `num_beams > 1`,
+                else greedy.
             max_new_tokens: stop each prompt after this many new tokens.
             stop_token_ids: a row stops after producing one of these;
                 "auto" is `<|endoftext|>`, None never stops early.
@@ -89,6 +98,13 @@ class GPT2CausalLM(Task):
             seed: an int makes random samplers reproducible.
             use_cache: decode with the key/value cache (one position per
                 step); False reruns the whole sequence every step.
+            generation_config: settings to use instead of the model's
+                (`{}`: none of them).
+            **controls: the decoding controls, as transformers names
+                them: `min_length`, `min_new_tokens`,
+                `no_repeat_ngram_size`, `repetition_penalty`,
+                `forced_bos_token_id`, `forced_eos_token_id`,
+                `bad_words_ids`; see `kzoo.generation.controls`.
 
         Returns:
             The same kind as `prompts`: strings for text, lists of ids for
@@ -108,17 +124,20 @@ class GPT2CausalLM(Task):
         end_token_id = getattr(tokenizer, "end_token_id", None)
         default_max_length = getattr(self.preprocessor, "sequence_length",
                                      None)
+        if generation_config is None:
+            generation_config = self.generation_config
         return generation.generate(
             self, prompts, max_length=max_length, sampler=sampler,
             max_new_tokens=max_new_tokens, stop_token_ids=stop_token_ids,
             strip_prompt=strip_prompt, seed=seed, use_cache=use_cache,
+            generation_config=generation_config,
             preprocessor=self.preprocessor,
             vocabulary_size=self.backbone.vocabulary_size,
             position_limit=self.backbone.max_sequence_length,
             pad_token_id=0 if end_token_id is None else end_token_id,
             default_stop_token_ids=() if end_token_id is None
             else (end_token_id,),
-            default_max_length=default_max_length)
+            default_max_length=default_max_length, **controls)
 
     # The decoder protocol of kzoo.generation.loop -----------------------
     def generation_cache(self, batch_size, max_length):
