@@ -605,11 +605,12 @@ def resolve(name_or_dir):
     if "/" in text or os.sep in text:
         raise PresetError(f"Preset folder {text!r} does not exist.")
     known = sorted(presets) + sorted(aliases)
-    close = difflib.get_close_matches(text, known, n=5, cutoff=0.5)
+    # Three at most: the error is one line (the whole list is 1 KB).
+    close = difflib.get_close_matches(text, known, n=3, cutoff=0.5)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise PresetError(
-        f"Unknown preset {text!r}.{hint} All presets: "
-        f"{', '.join(sorted(presets))} (see kzoo.presets.list()).")
+        f"Unknown preset {text!r}.{hint} `kzoo presets` (or "
+        "kzoo.presets.list()) lists every named preset.")
 
 
 def _ask_resolvers(text):

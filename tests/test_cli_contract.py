@@ -195,7 +195,7 @@ def test_stdin_and_json_through_the_installed_command(embedder):
 # ----------------------------------------------------------------------
 def test_env_reports_versions_backend_and_paths(capsys):
     import keras
-    assert cli.main(["env", "--json"]) == 0
+    assert cli.main(["env", "--json", "--devices"]) == 0
     out, _ = capsys.readouterr()
     report = json.loads(out)
     assert report["kzoo"] == kzoo.__version__

@@ -27,7 +27,8 @@ import sys
 import tempfile
 
 COMMANDS = {
-    "demo": "Pretrain a small BERT on Austen, fill masks, classify novels.",
+    "demo": "Search Austen by meaning, fine-tune a novel classifier, "
+            "pretrain a small BERT.",
     "presets": "List the named presets.",
     "convert": "Convert Hugging Face checkpoints to kzoo presets and back.",
     "info": "Show a preset: model, size, files, where the weights come from.",

@@ -24,14 +24,42 @@ def add_arguments(parser):
     parser.add_argument("data", help="a .csv (text,label header) or .jsonl "
                         "file of labelled texts")
     parser.add_argument("output", help="the preset folder to write")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--sequence-length", type=int, default=128)
-    parser.add_argument("--validation-split", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=int, default=3,
+                        help="passes over the training split (default "
+                        "%(default)s)")
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help="examples per step (default %(default)s)")
+    parser.add_argument("--learning-rate", type=float, default=5e-5,
+                        help="AdamW's learning rate (default %(default)s)")
+    parser.add_argument("--sequence-length", type=int, default=128,
+                        help="tokens per example; longer texts are cut "
+                        "(default %(default)s)")
+    parser.add_argument("--validation-split", type=float, default=0.1,
+                        help="share of the examples held out and scored "
+                        "(default %(default)s; 0: none)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the split's shuffle and the head's initial "
+                        "weights (default %(default)s)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace OUTPUT if it exists")
+
+
+def check_before_backends(args):
+    """The options and the data file, read and checked before Keras and
+    the backends load (kzoo.cli): a mistake is reported at once, not after
+    seconds of start-up."""
+    output = Path(args.output)
+    if output.exists() and any(output.iterdir()) and not args.overwrite:
+        raise CommandError(f"{output} exists; pass --overwrite to replace "
+                           "it.")
+    if not 0 <= args.validation_split < 1:
+        raise CommandError("--validation-split must be in [0, 1); got "
+                           f"{args.validation_split}.")
+    args.labelled = read_labelled(args.data)
+    if len(set(args.labelled[1])) < 2:
+        raise CommandError(f"{args.data} has one label "
+                           f"({args.labelled[1][0]!r}); a classifier needs "
+                           "at least two.")
 
 
 def read_labelled(path):
@@ -104,18 +132,11 @@ def run(args):
     from kzoo.cli.inputs import preset_task
     from kzoo.tasks.task_wiring import SequenceClassifier
     from kzoo.training import default_optimizer
+    if getattr(args, "labelled", None) is None:  # run() called directly
+        check_before_backends(args)
     output = Path(args.output)
-    if output.exists() and any(output.iterdir()) and not args.overwrite:
-        raise CommandError(f"{output} exists; pass --overwrite to replace "
-                           "it.")
-    if not 0 <= args.validation_split < 1:
-        raise CommandError("--validation-split must be in [0, 1); got "
-                           f"{args.validation_split}.")
-    texts, labels = read_labelled(args.data)
+    texts, labels = args.labelled
     names = sorted(set(labels))
-    if len(names) < 2:
-        raise CommandError(f"{args.data} has one label ({names[0]!r}); a "
-                           "classifier needs at least two.")
     ids = [names.index(label) for label in labels]
     (train_x, train_y), (val_x, val_y) = split(
         texts, ids, args.validation_split, args.seed)

@@ -1,8 +1,20 @@
 """`kzoo info PRESET`: what a preset is, before loading it: its model and
-size, its files, and where its weights come from."""
+size, its files, its generation settings, where its weights come from,
+and what a download of them resolved to (the commit and each file's
+sha256, recorded at download time).
+
+It reads JSON only: no Keras, no backend (kzoo.cli's `BACKENDS`), except
+for an `hf://` reference or a Hugging Face folder, which are converted
+first."""
+
+import os
+from pathlib import Path
 
 from kzoo.cli.cache import human_size as _size
 from kzoo.cli.inputs import add_json_argument, emit_json
+
+BACKENDS = False
+GENERATION = "generation.json"
 
 CONFIG_FIELDS = ("num_layers", "hidden_dim", "num_heads", "intermediate_dim",
                  "vocabulary_size", "max_sequence_length")
@@ -13,7 +25,16 @@ def add_arguments(parser):
     add_json_argument(parser)
 
 
+def _needs_conversion(text):
+    """An hf:// reference or a Hugging Face folder: kzoo.convert (and so
+    the backends) makes a preset of it first."""
+    return text.startswith("hf://") or (
+        os.path.isdir(text) and not (Path(text) / "metadata.json").exists())
+
+
 def run(args):
+    if _needs_conversion(args.preset) and hasattr(args, "load_kzoo"):
+        args.load_kzoo()
     from kzoo import presets
     preset = presets.resolve(args.preset)
     meta = preset.metadata
@@ -40,8 +61,40 @@ def run(args):
     for path in sorted(preset.path.iterdir()):
         if path.is_file():
             print(f"    {path.name:<24} {_size(path.stat().st_size):>9}")
+    generation = _generation(preset)
+    if generation is not None:
+        print(f"  generation ({GENERATION}): " + ", ".join(
+            f"{key} {value}" for key, value in generation.items()))
     print("  weights: " + _weights_origin(preset))
+    downloaded = _download_record(preset)
+    if downloaded is not None:
+        print(f"  downloaded: {downloaded['huggingface']} at commit "
+              f"{downloaded.get('commit') or '?'}")
+        for record in downloaded.get("files", []):
+            print(f"    {record['file']:<24} sha256 {record['sha256']}")
     return 0
+
+
+def _generation(preset):
+    """The preset's generation settings (its generation.json), or None."""
+    return preset.json(GENERATION) if preset.has(GENERATION) else None
+
+
+def _download_record(preset):
+    """What the download behind the preset's converted weights resolved
+    to: `{"huggingface", "commit", "files": [{"file", "sha256", ...}]}`,
+    as the conversion recorded it in the cached metadata.json; None when
+    the weights were not downloaded from the hub (yet)."""
+    from kzoo import presets
+    source = preset.metadata.get("source") or {}
+    if not source.get("commit"):  # a named preset: its cached conversion
+        cached = presets.cache_dir() / preset.name / "metadata.json"
+        if cached.is_file() and cached.parent != preset.path:
+            source = presets.Preset(cached.parent).metadata.get("source") \
+                or {}
+    if source.get("huggingface") and source.get("commit"):
+        return source
+    return None
 
 
 def _as_json(preset, meta, entry):
@@ -64,6 +117,8 @@ def _as_json(preset, meta, entry):
         "weights": (str(weights) if weights.is_file() else
                     str(cached) if cached.is_file() else None),
         "source": meta.get("source"),
+        "generation": _generation(preset),
+        "downloaded": _download_record(preset),
     }
 
 

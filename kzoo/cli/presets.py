@@ -2,6 +2,8 @@
 
 from kzoo.cli.inputs import add_json_argument, emit_json
 
+BACKENDS = False  # reads the presets' metadata.json: no Keras (kzoo.cli)
+
 
 def add_arguments(parser):
     parser.add_argument("--family", help="only this family (e.g. bert)")

@@ -37,13 +37,13 @@ from pathlib import Path
 from kzoo.convert.errors import DownloadError
 from kzoo.convert.progress import Progress
 from kzoo.utils.files import sha256_of
+# The hub settings live where `kzoo env` reads them without kzoo.convert.
+from kzoo.utils.hub_settings import (  # noqa: F401 - kzoo.convert.hub
+    DEFAULT_ENDPOINT, endpoint, hub_cache_dir, offline, offline_switch)
 from kzoo.version import __version__
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_TRUE = ("1", "true", "yes", "on")
-_OFFLINE_SWITCHES = ("KZOO_OFFLINE", "HF_HUB_OFFLINE")
 # Exceptions from the HTTP stack under huggingface_hub (httpx in 1.x,
 # httpx2 later): recognised by module, so that kzoo does not import an
 # HTTP library that huggingface_hub may swap.
@@ -63,35 +63,6 @@ class RemoteFileMissing(FileUnavailable):
 class NotCached(FileUnavailable):
     """Offline (or the hub unreachable), and the file is not in
     huggingface_hub's cache."""
-
-
-def endpoint():
-    return (os.environ.get("KZOO_HF_ENDPOINT") or os.environ.get("HF_ENDPOINT")
-            or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def offline_switch():
-    """`"KZOO_OFFLINE=1"` (or the HF_HUB_OFFLINE one) when set, else None."""
-    for name in _OFFLINE_SWITCHES:
-        value = os.environ.get(name, "").strip()
-        if value.lower() in _TRUE:
-            return f"{name}={value}"
-    return None
-
-
-def offline():
-    return offline_switch() is not None
-
-
-def hub_cache_dir():
-    """huggingface_hub's cache, as its environment variables say now."""
-    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(name):
-            return Path(os.environ[name]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    from huggingface_hub import constants
-    return Path(constants.HF_HUB_CACHE)
 
 
 def _is_network_error(error):
