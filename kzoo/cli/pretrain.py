@@ -13,8 +13,20 @@ _FLAGS = {
     "weight_decay": float, "gradient_accumulation_steps": int,
     "dtype": str, "eval_every": int, "eval_batches": int,
     "checkpoint_every": int, "keep_checkpoints": int, "seed": int,
-    "peak_tflops": float, "draw_groups": int, "model_parallel": int,
+    "draw_groups": int, "model_parallel": int,
+    "optimizer": str, "schedule": str, "beta_1": float, "beta_2": float,
+    "epsilon": float, "clip_norm": float, "pretraining_dropout": float,
+    "peak_tflops": lambda text: text if text == "auto" else float(text),
 }
+
+
+def recipes_epilog():
+    """Each family's default recipe, for `kzoo pretrain --help`."""
+    from kzoo.pretraining.recipes import RECIPES, describe
+    return ("Each family's own pretraining recipe is the default (flags and "
+            "the config file override any part; --print-recipe shows the "
+            "resolved one):\n" + "\n".join(
+                "  " + describe(family) for family in RECIPES))
 
 
 def add_arguments(parser):
@@ -40,17 +52,32 @@ def add_arguments(parser):
                         help=OPTIONS["overwrite"][2])
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar")
+    parser.add_argument("--print-recipe", action="store_true",
+                        help="print the options the run would train with "
+                        "(the family's recipe filled in) as JSON, and exit")
+    import argparse
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = recipes_epilog()
 
 
 def run(args):
     from kzoo.corpus import CorpusError
     from kzoo.pretraining.config import PretrainingError
-    from kzoo.pretraining.run import pretrain
+    from kzoo.pretraining.run import pretrain, resolved_run_options
     options = {name: getattr(args, name) for name in _FLAGS}
     options["from_scratch"] = args.from_scratch
     options["overwrite"] = args.overwrite
     if args.quiet:
         options["verbose"] = 0
+    if args.print_recipe:
+        import json
+        try:
+            resolved = resolved_run_options(args.preset, config=args.config,
+                                            **options)
+        except PretrainingError as error:
+            raise CommandError(str(error)) from None
+        print(json.dumps(resolved, indent=2, sort_keys=True))
+        return 0
     try:
         summary = pretrain(args.preset, args.corpus, args.output,
                            config=args.config, **options)

@@ -23,8 +23,8 @@ import keras
 
 
 class RunMetrics(keras.callbacks.Callback):
-    """Per optimizer step: loss, learning rate, tokens/s and (with a peak
-    FLOP/s) model FLOPs utilisation, to metrics.jsonl, TensorBoard and a
+    """Per optimizer step: loss, learning rate, real tokens and tokens/s
+    and (with a peak FLOP/s) model FLOPs utilisation, to metrics.jsonl, TensorBoard and a
     progress bar; evaluation results when `fit` scored the held-out set.
 
     A step's loss is recovered from Keras' running mean: after batch `k`
@@ -70,14 +70,16 @@ class RunMetrics(keras.callbacks.Callback):
         self._micro_losses = []
         now = time.perf_counter()
         seconds, self._last_time = now - self._last_time, now
+        # Real (non-padding) tokens; MFU from the FLOPs a token costs
+        # (non-embedding parameters and attention: throughput.py).
+        tokens = run.real_tokens_of_step(self.step)
         record = {"step": self.step + 1, "loss": loss,
                   "learning_rate": run.learning_rate_at(self.step),
-                  "tokens_per_second": run.tokens_per_step / max(
-                      seconds, 1e-9)}
-        if run.options["peak_tflops"]:
-            record["mfu"] = (6.0 * run.parameters
-                             * record["tokens_per_second"]
-                             / (run.options["peak_tflops"] * 1e12))
+                  "tokens": tokens,
+                  "tokens_per_second": tokens / max(seconds, 1e-9)}
+        if run.peak_flops:
+            record["mfu"] = (run.flops_per_token
+                             * record["tokens_per_second"] / run.peak_flops)
         self.step += 1
         self.interval_losses.append(loss)
         run.note_step(record)

@@ -33,12 +33,30 @@ OPTIONS = {
     "batch_size": (32, int, "examples per batch (per optimizer step: "
                    "batch size x gradient accumulation steps)"),
     "sequence_length": (128, int, "tokens per example"),
-    "learning_rate": (1e-4, float, "the peak learning rate"),
-    "warmup_steps": (None, int, "steps of linear warmup, then linear decay "
-                     "to 0 at max_steps (default: 10%% of max_steps, at most "
-                     "10000, BERT's)"),
-    "weight_decay": (0.01, float, "AdamW's decoupled weight decay (norms "
-                     "and biases are not decayed)"),
+    "learning_rate": (None, float, "the peak learning rate (default: the "
+                      "family's recipe for the model's size)"),
+    "warmup_steps": (None, int, "warmup steps (default: the recipe's "
+                     "warmup over the original's steps, the same share of a "
+                     "shorter run)"),
+    "schedule": (None, str, "the learning-rate schedule: linear, cosine, "
+                 "inverse_sqrt, one_cycle or constant (default: the "
+                 "recipe's)"),
+    "optimizer": (None, str, "adamw, lamb, adafactor, adagrad or sgd "
+                  "(Keras' own; default: the recipe's)"),
+    "beta_1": (None, float, "Adam's/LAMB's beta_1 (default: the recipe's)"),
+    "beta_2": (None, float, "Adam's/LAMB's beta_2 (default: the recipe's)"),
+    "epsilon": (None, float, "the optimizer's epsilon (default: the "
+                "recipe's)"),
+    "clip_norm": (None, float, "clip the gradients' global norm at this "
+                  "(0: no clipping; default: the recipe's)"),
+    "weight_decay": (None, float, "decoupled weight decay, norms and "
+                     "biases spared (default: the recipe's)"),
+    "pretraining_dropout": (None, float, "the backbone's dropout rates "
+                            "while pretraining from scratch (Cramming: 0; "
+                            "default: the preset's)"),
+    "model": ({}, dict, "the architecture over the preset's (config file "
+              "only, --from-scratch): the backbone's arguments, e.g. "
+              "{\"num_layers\": 4, \"hidden_dim\": 256}"),
     "gradient_accumulation_steps": (1, int, "batches whose gradients are "
                                     "averaged into one optimizer step"),
     "dtype": ("float32", str, "float32 or mixed_bfloat16"),
@@ -55,7 +73,8 @@ OPTIONS = {
                        "backbone's weights sharded by its layout rules "
                        "(1: data parallel only)"),
     "peak_tflops": (None, float, "the accelerator's peak TFLOP/s, for the "
-                    "model FLOPs utilisation (MFU); omitted when unset"),
+                    "model FLOPs utilisation (MFU), or auto (known GPUs and "
+                    "TPUs); omitted when unset"),
     "overwrite": (False, bool, "replace a run in OUTPUT made with other "
                   "options (its checkpoints are deleted)"),
     "verbose": (1, int, "1: a progress bar; 0: quiet"),
@@ -64,9 +83,14 @@ OPTIONS = {
 IDENTITY = ("objective", "objective_options", "from_scratch", "max_steps",
             "batch_size", "sequence_length", "learning_rate",
             "warmup_steps", "weight_decay", "gradient_accumulation_steps",
-            "dtype", "seed")
+            "dtype", "seed", "optimizer", "schedule", "beta_1", "beta_2",
+            "epsilon", "clip_norm", "pretraining_dropout", "model")
 
 DTYPES = ("float32", "mixed_bfloat16")
+# kzoo.training.OPTIMIZER_ARGUMENTS' and kzoo.pretraining.schedule.SHAPES'
+# names (named here so that reading options imports no Keras).
+OPTIMIZERS = ("adamw", "lamb", "adafactor", "adagrad", "sgd")
+SCHEDULES = ("linear", "cosine", "inverse_sqrt", "one_cycle", "constant")
 
 
 def read_config_file(path):
@@ -131,13 +155,31 @@ def resolve_options(given, source="arguments"):
         if options[name] < 1:
             raise PretrainingError(
                 f"{name} must be at least 1; got {options[name]} ({source}).")
-    if options["learning_rate"] <= 0:
-        raise PretrainingError(f"learning_rate must be > 0 ({source}).")
+    for name in ("learning_rate", "epsilon", "beta_1", "beta_2"):
+        if options[name] is not None and options[name] <= 0:
+            raise PretrainingError(f"{name} must be > 0 ({source}).")
+    for name in ("beta_1", "beta_2", "pretraining_dropout"):
+        if options[name] is not None and not 0 <= options[name] < 1:
+            raise PretrainingError(
+                f"{name} must be in [0, 1); got {options[name]} ({source}).")
+    for name in ("weight_decay", "clip_norm", "warmup_steps"):
+        if options[name] is not None and options[name] < 0:
+            raise PretrainingError(f"{name} must be >= 0 ({source}).")
+    for name, choices in (("optimizer", OPTIMIZERS), ("schedule", SCHEDULES)):
+        if options[name] is not None and options[name] not in choices:
+            raise PretrainingError(
+                f"{name} {options[name]!r} ({source}): pick one of "
+                f"{', '.join(choices)}.")
+    peak = options["peak_tflops"]
+    if peak is not None and peak != "auto" and not (
+            isinstance(peak, float) and peak > 0):
+        raise PretrainingError(
+            f"peak_tflops must be a number > 0 or auto; got {peak!r} "
+            f"({source}).")
     if options["eval_every"] is not None and options["eval_every"] < 1:
         raise PretrainingError(f"eval_every must be at least 1 ({source}).")
-    if options["warmup_steps"] is None:
-        options["warmup_steps"] = min(10000, options["max_steps"] // 10)
-    if not 0 <= options["warmup_steps"] < options["max_steps"]:
+    if options["warmup_steps"] is not None and \
+            options["warmup_steps"] >= options["max_steps"]:
         raise PretrainingError(
             f"warmup_steps ({options['warmup_steps']}) must be below "
             f"max_steps ({options['max_steps']}) ({source}).")
@@ -149,6 +191,8 @@ def resolve_options(given, source="arguments"):
 
 
 def _checked(name, value, kind, source):
+    if name == "peak_tflops" and value == "auto":
+        return value
     if kind is float and isinstance(value, int) and \
             not isinstance(value, bool):
         return float(value)

@@ -31,6 +31,7 @@ import copy
 import math
 import os
 import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,6 +41,11 @@ import numpy as np
 from kzoo.pretraining import checkpoints, rng
 from kzoo.pretraining.config import (
     PretrainingError, identity, read_config_file, resolve_options)
+
+# The options a family's recipe fills in (`kzoo.pretraining.recipes`).
+RECIPE_OPTIONS = ("optimizer", "learning_rate", "schedule", "warmup_steps",
+                  "beta_1", "beta_2", "epsilon", "clip_norm",
+                  "weight_decay")
 
 PRESET_FOLDER = "preset"
 TENSORBOARD_FOLDER = "tensorboard"
@@ -89,7 +95,9 @@ def pretrain(preset, corpus, output, config=None, **options):
         contextlib.nullcontext()
     with lock:
         try:
-            return Run(preset, corpus, output, options, engine).train()
+            return Run(preset, corpus, output, options, engine,
+                       source=f"config file {config}" if config
+                       else "arguments").train()
         except BaseException:
             if engine.chief:
                 _leave_no_trace(output, created, lock_existed)
@@ -112,13 +120,15 @@ def _leave_no_trace(output, created, lock_existed):
 class Run:
     """One pretraining run (what `pretrain` builds and trains)."""
 
-    def __init__(self, preset, corpus, output, options, engine=None):
+    def __init__(self, preset, corpus, output, options, engine=None,
+                 source="arguments"):
         from kzoo.pretraining.engines import Engine
         self.engine = engine or Engine()
         self.preset = preset
         self.corpus_folder = Path(corpus)
         self.output = output
         self.options = options
+        self.source = source  # where the options came from, for errors
         self.accumulation = options["gradient_accumulation_steps"]
         self.metrics_path = output / checkpoints.METRICS
         self.tensorboard_dir = output / TENSORBOARD_FOLDER
@@ -127,9 +137,11 @@ class Run:
             self.metrics_path = private / checkpoints.METRICS
             self.tensorboard_dir = private / TENSORBOARD_FOLDER
         self.history = []
+        self.real_tokens = {}  # batch index -> its real tokens
         self.evaluations = []
         self.start_step = 0
         self.global_rngs = None
+        self.build_preset = preset  # the preset the task is built from
 
     # --- set-up ------------------------------------------------------------
     def _objective_and_corpus(self):
@@ -141,10 +153,7 @@ class Run:
         # The objectives register themselves when their streams import.
         import kzoo.pretraining.streams  # noqa: F401
         corpus = Corpus(self.corpus_folder)
-        backbone_cls = preset_backbone_class(resolve(self.preset))
-        family = backbone_cls.__module__.split(".")[2] \
-            if backbone_cls.__module__.startswith("kzoo.models.") \
-            else getattr(backbone_cls, "family", None)
+        family = family_of(preset_backbone_class(resolve(self.preset)))
         try:
             objective = find_objective(family, self.options["objective"])
         except ValueError as error:
@@ -198,7 +207,8 @@ class Run:
         try:
             with self.engine.scope():
                 task = objective.make_task(
-                    self.preset, load_weights=not options["from_scratch"],
+                    self.build_preset,
+                    load_weights=not options["from_scratch"],
                     sequence_length=options["sequence_length"],
                     **{**objective.options, **options["objective_options"]})
         finally:
@@ -208,17 +218,20 @@ class Run:
 
     def _compile(self, task):
         from kzoo.pretraining.schedule import PretrainingSchedule
-        from kzoo.training import AdamW
-        options = self.options
+        from kzoo.training import make_optimizer
+        options, recipe = self.options, self.recipe
         self.schedule = PretrainingSchedule(
             options["learning_rate"], options["warmup_steps"],
-            options["max_steps"], self.accumulation)
-        optimizer = AdamW(
-            learning_rate=self.schedule,
+            options["max_steps"], self.accumulation,
+            shape=options["schedule"], floor=recipe["schedule_floor"])
+        optimizer = make_optimizer(
+            options["optimizer"], self.schedule,
             weight_decay=options["weight_decay"],
-            decay_norms_and_biases=False,
+            clip_norm=options["clip_norm"],
             gradient_accumulation_steps=(
-                self.accumulation if self.accumulation > 1 else None))
+                self.accumulation if self.accumulation > 1 else None),
+            beta_1=options["beta_1"], beta_2=options["beta_2"],
+            epsilon=options["epsilon"], **recipe["optimizer_arguments"])
         task.compile(optimizer=optimizer)
         optimizer.build(task.trainable_variables)
         self.task = self.engine.prepare(task)
@@ -236,6 +249,42 @@ class Run:
                               for v in task.trainable_variables)
         self.tokens_per_step = (options["batch_size"] * self.accumulation
                                 * options["sequence_length"])
+        self._count_flops(task)
+
+    def _count_flops(self, task):
+        """FLOPs per real token and the peak FLOP/s, for the MFU
+        (`throughput.py`); `flops_per_token` None where not counted."""
+        from kzoo.pretraining import throughput
+        self.non_embedding_parameters = throughput.non_embedding_parameters(
+            task.trainable_variables)
+        shape = throughput.transformer_shape(task.backbone.get_config())
+        self.flops_per_token = None if shape is None else \
+            throughput.flops_per_token(self.non_embedding_parameters, *shape,
+                                       self.options["sequence_length"])
+        peak = self.options["peak_tflops"]
+        if peak == "auto":
+            name = throughput.accelerator_name()
+            peak = throughput.peak_tflops_of(name)
+            if peak is None and self.engine.chief:
+                print(f"kzoo pretrain: --peak-tflops auto does not know "
+                      f"{name or 'this machine (no GPU or TPU)'}; no MFU "
+                      "(give --peak-tflops N, the device's TFLOP/s).")
+        if peak is not None and self.flops_per_token is None and \
+                self.engine.chief:
+            print("kzoo pretrain: MFU is counted for one-stack "
+                  "transformers only; none for "
+                  f"{type(task.backbone).__name__}.")
+        self.peak_flops = None if peak is None or \
+            self.flops_per_token is None else peak * 1e12
+
+    def real_tokens_of_step(self, step):
+        """The real (non-padding) tokens optimizer step `step` (from 0)
+        trained on, over every process (this one's rows times the process
+        count: their mean, not each one's)."""
+        first = step * self.accumulation
+        counts = [self.real_tokens.pop(i, 0)
+                  for i in range(first, first + self.accumulation)]
+        return sum(counts) * self.engine.count
 
     def _stream(self, objective, task, corpus, seed):
         options = self.options
@@ -338,6 +387,7 @@ class Run:
         made before it: a distributed dataset calls it once per iterator,
         and Keras' TensorFlow `fit` under a strategy makes two, the first
         to build the model from one batch (engines.py, `feed`)."""
+        from kzoo.pretraining.throughput import real_tokens
         start = self.stream.state_before(first)
         latest = 0  # the generator made last
 
@@ -353,6 +403,7 @@ class Run:
                     if latest != mine:  # a later generator took over
                         return
                     batch = self.stream.batch(index)
+                    self.real_tokens[index] = real_tokens(batch)
                 index += 1
                 yield batch
 
@@ -374,6 +425,18 @@ class Run:
         options = self.options
         self.objective, corpus = self._objective_and_corpus()
         self._check_corpus_size(corpus)
+        self.options, self.recipe, overrides = resolve_recipe_options(
+            self.preset, options, self.source)
+        options = self.options
+        self._temporary = None
+        if overrides:
+            self._temporary = tempfile.TemporaryDirectory(
+                prefix="kzoo-pretrain-preset-")
+            from kzoo.presets import resolve
+            from kzoo.pretraining.architecture import write_derived_preset
+            self.build_preset = str(write_derived_preset(
+                resolve(self.preset), overrides,
+                Path(self._temporary.name) / "preset"))
         self.identity = {
             **identity(options), "objective": self.objective.name,
             "preset": str(self.preset),
@@ -429,13 +492,17 @@ class Run:
             preset_dir = self._save_preset()
         engine.barrier("preset saved")
         trained = [r for r in self.history]
+        if self._temporary is not None:
+            self._temporary.cleanup()
         summary = {
             "steps": max_steps, "resumed_from": resumed,
             "steps_this_run": len(trained),
             "loss": trained[-1]["loss"] if trained else None,
+            # Real (non-padding) tokens.
             "tokens_per_second": (
-                len(trained) * self.tokens_per_step / seconds
+                sum(r["tokens"] for r in trained) / seconds
                 if trained and seconds > 0 else None),
+            "recipe": {name: options[name] for name in RECIPE_OPTIONS},
             "evaluation": self.evaluations[-1] if self.evaluations else None,
             "preset": str(preset_dir), "output": str(self.output),
             "parameters": self.parameters,
@@ -481,7 +548,7 @@ class Run:
                 getattr(type(task), "preprocessor_cls", None) is not None:
             try:
                 task.preprocessor = type(task).preprocessor_for(
-                    self.preset,
+                    self.build_preset,
                     sequence_length=self.options["sequence_length"])
             except Exception as error:  # noqa: BLE001 - saved without it
                 print(f"kzoo pretrain: the preset is saved without a "
@@ -490,6 +557,92 @@ class Run:
             shutil.rmtree(preset_dir)
         task.save_to_preset(preset_dir)
         return preset_dir
+
+
+def family_of(backbone_cls):
+    """A backbone class' family name (`kzoo.models.<family>`)."""
+    if backbone_cls.__module__.startswith("kzoo.models."):
+        return backbone_cls.__module__.split(".")[2]
+    return getattr(backbone_cls, "family", None)
+
+
+def resolve_recipe_options(preset, options, source="arguments"):
+    """`options` (checked by `resolve_options`) completed with the
+    preset family's recipe (`kzoo.pretraining.recipes`) for the model's
+    size, and checked against it: an argument the optimizer does not
+    have, a schedule that cannot take the warmup, a `[model]` table the
+    backbone refuses. Returns `(options, recipe, backbone overrides)`:
+    the options to train with, the resolved recipe (with its size, source
+    and masking rate), and the backbone config the run changes."""
+    from kzoo.core.family import preset_backbone_class
+    from kzoo.core.tokenizer import Tokenizer
+    from kzoo.presets import resolve
+    from kzoo.pretraining.architecture import (backbone_overrides,
+                                               check_architecture)
+    from kzoo.pretraining.recipes import resolve_recipe
+    from kzoo.training.optimizers import OPTIMIZER_ARGUMENTS
+    found = resolve(preset)
+    backbone_cls = preset_backbone_class(found)
+    preset_config = found.json("config.json")["config"]
+    overrides = backbone_overrides(backbone_cls, preset_config, options)
+    check_architecture(
+        backbone_cls, preset_config, overrides, options,
+        Tokenizer.from_preset(preset).vocabulary_size if options["model"]
+        else None, source)
+    config = {**preset_config, **overrides}
+    try:
+        recipe = resolve_recipe(family_of(backbone_cls),
+                                config.get("hidden_dim"), options)
+    except ValueError as error:
+        raise PretrainingError(f"{preset}: {error}") from None
+    resolved = {**options, **{name: recipe[name]
+                              for name in RECIPE_OPTIONS}}
+    if resolved["clip_norm"] == 0:  # --clip-norm 0: none
+        resolved["clip_norm"] = None
+    takes = OPTIMIZER_ARGUMENTS[resolved["optimizer"]]
+    foreign = [name for name in ("beta_1", "beta_2", "epsilon")
+               if options[name] is not None and name not in takes]
+    if foreign:
+        flags = ", ".join("--" + n.replace("_", "-") for n in foreign)
+        raise PretrainingError(
+            f"{flags} ({source}): the {resolved['optimizer']} optimizer has "
+            f"no {', '.join(foreign)} (its own: {', '.join(takes) or 'none'})"
+            "; drop it or pick --optimizer adamw or lamb.")
+    for name in ("beta_1", "beta_2", "epsilon"):
+        if name not in takes:
+            resolved[name] = None
+    warmup, steps = resolved["warmup_steps"], resolved["max_steps"]
+    if warmup >= steps:
+        raise PretrainingError(
+            f"warmup_steps ({warmup}) must be below max_steps ({steps}) "
+            f"({source}).")
+    if resolved["schedule"] == "one_cycle" and options["warmup_steps"]:
+        raise PretrainingError(
+            f"--warmup-steps ({source}): the one_cycle schedule rises over "
+            "the first half of the run; drop --warmup-steps or pick "
+            "--schedule linear.")
+    if resolved["schedule"] == "inverse_sqrt" and warmup < 1:
+        raise PretrainingError(
+            f"--schedule inverse_sqrt ({source}) holds the peak for "
+            "--warmup-steps steps and decays after; give --warmup-steps >= "
+            "1.")
+    return resolved, recipe, overrides
+
+
+def resolved_run_options(preset, config=None, **options):
+    """The options `pretrain(preset, ..., config, **options)` would train
+    with, the family's recipe filled in (what `kzoo pretrain
+    --print-recipe` prints), without a corpus or any training."""
+    given = read_config_file(config) if config else {}
+    given.update({k: v for k, v in options.items() if v is not None})
+    source = f"config file {config}" if config else "arguments"
+    resolved, recipe, _ = resolve_recipe_options(
+        preset, resolve_options(given, source), source)
+    return {**resolved, "recipe": {
+        "size": recipe["size"], "masking_rate": recipe["masking_rate"],
+        "schedule_floor": recipe["schedule_floor"],
+        "optimizer_arguments": recipe["optimizer_arguments"],
+        "source": recipe["recipe_source"]}}
 
 
 def _py_dataset_base():

@@ -7,13 +7,14 @@ from kzoo.training.adam import Adam, AdamW
 from kzoo.training.layerwise import (
     GradualUnfreezing, LayerwiseAdam, LayerwiseAdamW, LayerwiseMixin,
     LayerwiseSGD, decayed_scales, layer_groups)
-from kzoo.training.optimizers import default_optimizer
+from kzoo.training.optimizers import (
+    OPTIMIZER_ARGUMENTS, default_optimizer, make_optimizer)
 from kzoo.training.schedules import (
     PlannedSchedule, SlantedTriangular, WarmupLinearDecay)
 
 __all__ = [
     "Adam", "AdamW", "GradualUnfreezing", "LayerwiseAdam", "LayerwiseAdamW",
     "LayerwiseMixin", "LayerwiseSGD", "PlannedSchedule", "SlantedTriangular",
-    "WarmupLinearDecay", "decayed_scales", "default_optimizer",
-    "layer_groups",
+    "OPTIMIZER_ARGUMENTS", "WarmupLinearDecay", "decayed_scales",
+    "default_optimizer", "layer_groups", "make_optimizer",
 ]

@@ -222,7 +222,8 @@ def test_a_config_file_holds_the_options_and_flags_win(
     assert seen["max_steps"] == 7 and seen["seed"] == 1  # the flags win
     assert seen["batch_size"] == 8 and seen["learning_rate"] == 2e-4
     assert seen["objective_options"] == {"masking": "whole_word"}
-    assert seen["warmup_steps"] == 0  # 10% of the flag's 7 steps
+    # Left to the family's recipe, which the run resolves (test_recipes.py).
+    assert seen["warmup_steps"] is None
     # An unknown key: one line naming the file.
     config.write_text(text.replace("seed", "sead"))
     capsys.readouterr()
