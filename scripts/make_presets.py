@@ -119,7 +119,7 @@ def source_record(name, row):
     url = f"{HF}/{row['repo']}"
     files = ["config.json", row["weights_file"]] + [
         filename for filename, asset in row.get("tokenizer_assets", {}).items()
-        if asset.get("remote")]
+        if asset.get("remote")] + row.get("extra_files", [])
     record = {
         "huggingface": row["repo"],
         "revision": "main",
@@ -161,8 +161,10 @@ def write_tokenizer(folder, row, inputs, url):
     return record
 
 
-def write_preset(root, name, row, inputs, build_up_to=24):
-    """presets/<name>/ from its row, written whole."""
+def write_preset(root, name, row, inputs, build_up_to=24, generation=True):
+    """presets/<name>/ from its row, written whole (with the checkpoint's
+    generation settings unless `generation` is False: the test stand-ins
+    keep only what their tests read)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}.staging-"))
@@ -185,11 +187,19 @@ def write_preset(root, name, row, inputs, build_up_to=24):
             metadata["heads"] = row["heads"]
         if row.get("heads_note"):
             metadata["heads_note"] = row["heads_note"]
+        if row.get("task"):
+            # A task's preset (LaBSE's embedder, FinBERT's classifier):
+            # task.json names the task and its arguments; from_preset
+            # builds it, and the download converts the checkpoint to it.
+            write_json(staging / "task.json", row["task"])
+            metadata["task_class_name"] = row["task"]["class_name"]
+        if row.get("labels"):
+            metadata["labels"] = row["labels"]
         if row.get("tokenizer_assets_from"):
             metadata["tokenizer_assets_from"] = row["tokenizer_assets_from"]
         elif tokenizer:
             metadata["tokenizer"] = tokenizer
-        if name in GENERATION:
+        if generation and name in GENERATION:
             write_json(staging / "generation.json",
                        GENERATION[name]["settings"])
             metadata["generation_settings"] = GENERATION[name]["provenance"]
@@ -251,7 +261,8 @@ def main(argv=None):
                  if "input" in asset}:
         check_input(name, inputs[name])
     for name in chosen:
-        write_preset(out, name, table[name], inputs, args.build_up_to)
+        write_preset(out, name, table[name], inputs, args.build_up_to,
+                     generation=not args.stand_ins)
 
 
 if __name__ == "__main__":

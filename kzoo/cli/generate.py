@@ -1,7 +1,9 @@
 """`kzoo generate PRESET PROMPT...`: continue prompts (GPT-2) or answer
 inputs (T5, BART) with the preset family's generator.
 
-Decoding: greedy unless a knob asks otherwise. `--temperature` alone
+Decoding: the preset's own generation settings (its `generation.json`:
+bart_large_cnn_en summarises with 4 beams, 56 to 142 tokens, no repeated
+trigram), greedy for a preset without any, unless a knob asks otherwise. `--temperature` alone
 samples from the whole vocabulary; `--top-k K` among the K likeliest;
 `--top-p P` from the nucleus (with `--top-k`, among at most K);
 `--num-beams N` is beam search. `--sampler NAME` names the method outright;
@@ -20,15 +22,21 @@ TAKES = {"greedy": (), "random": ("temperature",),
          "top_p": ("temperature", "top_p", "top_k"),
          "beam": ("num_beams",)}
 RANDOM = ("random", "top_k", "top_p")
+# New tokens for a preset whose settings give no length.
+DEFAULT_NEW_TOKENS = 32
 
 
 def add_arguments(parser):
     parser.add_argument("preset", help="a GPT-2, T5 or BART preset")
     add_text_arguments(parser, "prompts")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="stop after this many new tokens (default: "
+                        "the preset's max_length, else "
+                        f"{DEFAULT_NEW_TOKENS})")
     parser.add_argument("--sampler", choices=SAMPLERS, default=None,
                         help="the decoding method (default: from the knobs "
-                        "below, greedy without any)")
+                        "below; without any, the preset's settings, else "
+                        "greedy)")
     parser.add_argument("--temperature", type=float, default=None,
                         help="divide the logits by this before sampling")
     parser.add_argument("--top-k", type=int, default=None,
@@ -45,11 +53,14 @@ def add_arguments(parser):
 
 def sampler_from_args(args):
     """`kzoo.generation` sampler config (`{"name": ..., **arguments}`) the
-    flags ask for; a CommandError, in one line, for a combination that
-    does not go together. Values are checked by the sampler itself."""
+    flags ask for (None for none: the preset's settings decide); a
+    CommandError, in one line, for a combination that does not go
+    together. Values are checked by the sampler itself."""
     from kzoo.cli.inputs import CommandError
     given = [knob for knob in KNOBS if getattr(args, knob) is not None]
     name = args.sampler
+    if name is None and not given and args.seed is None:
+        return None
     if name is None:
         name = ("beam" if "num_beams" in given else
                 "top_p" if "top_p" in given else
@@ -97,16 +108,28 @@ def generator_for(preset):
                        "T5 or BART preset.")
 
 
+def new_tokens(args, model):
+    """--max-new-tokens; without it, None where the preset's settings
+    give a length (bart_large_cnn_en: up to 141 after the start token),
+    else DEFAULT_NEW_TOKENS."""
+    if args.max_new_tokens is not None:
+        return args.max_new_tokens
+    settings = model.generation_config
+    if "max_length" in settings or "max_new_tokens" in settings:
+        return None
+    return DEFAULT_NEW_TOKENS
+
+
 def run(args):
     from kzoo.cli.inputs import CommandError
-    if args.max_new_tokens < 1:
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise CommandError("--max-new-tokens must be at least 1; got "
                            f"{args.max_new_tokens}.")
     sampler = sampler_from_args(args)
     prompts = read_texts(args)
     model = generator_for(args.preset)
-    outputs = model.generate(prompts, max_new_tokens=args.max_new_tokens,
-                             sampler=sampler, seed=args.seed)
+    outputs = model.generate(prompts, sampler=sampler, seed=args.seed,
+                             max_new_tokens=new_tokens(args, model))
     if args.json:
         emit_json(args, [{"prompt": prompt, "output": output}
                          for prompt, output in zip(prompts, outputs)])

@@ -11,6 +11,8 @@ strings looked up in its tokenizer. Too-long texts lose their end (the
 end token is kept).
 """
 
+import warnings
+
 import numpy as np
 import tensorflow as tf
 
@@ -137,13 +139,26 @@ class Seq2SeqPreprocessor(Preprocessor):
     # ------------------------------------------------------------------
     def generate_preprocess(self, texts):
         """Inputs -> encoder id lists, framed as in training (cut to
-        `sequence_length`)."""
+        `sequence_length`, with a warning naming both lengths)."""
         self._ensure_setup()
         texts = text_tensor(list(texts), type(self).__name__, "inputs")
-        token_ids, padding_mask = self._pack_ids(
-            self._tokenize(texts)[0], self.sequence_length)
+        ids = self._tokenize(texts)[0]
+        self._warn_if_cut(ids.row_lengths().numpy())
+        token_ids, padding_mask = self._pack_ids(ids, self.sequence_length)
         return [ids[:int(n)].tolist() for ids, n in zip(
             token_ids.numpy(), padding_mask.numpy().sum(axis=1))]
+
+    def _warn_if_cut(self, token_counts):
+        """Say so when an input is longer than the encoder reads: the
+        model would answer about its beginning only."""
+        lengths = np.asarray(token_counts) + self.special_token_count(1)
+        if lengths.size and lengths.max() > self.sequence_length:
+            which = int(np.argmax(lengths))
+            warnings.warn(
+                f"Input {which} has {int(lengths[which]):,} tokens (special "
+                f"tokens included); the encoder reads "
+                f"{self.sequence_length:,} (sequence_length), so it was cut "
+                f"to its first {self.sequence_length:,}.", stacklevel=4)
 
     def generate_postprocess(self, id_lists, stop_token_ids=(),
                              strip_start=True):

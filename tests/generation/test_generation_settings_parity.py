@@ -13,12 +13,14 @@ follow the checkpoint's settings by itself.
   - T5 with t5_small_multi's summarisation settings (config.json's
     `task_specific_params`): 4 beams, length_penalty 2.0, early
     stopping, 30 to 200 tokens, no repeated trigram.
-  - GPT-2 (whose presets set no decoding control) with every other
-    control: repetition penalty, bad words of one and two tokens, a
+  - GPT-2 (whose presets set no decoding control) with 3 beams and every
+    other control: repetition penalty, bad words of one and two tokens, a
     minimum of new tokens, bigram blocking, a forced last token.
 
 Each is also decoded greedily with the same controls (beams are one
-loop, greedy and sampling the other). Batches of encoder inputs differ
+loop, greedy and sampling the other). The long decodes (T5's 200 tokens,
+BART's greedy 142) run with the large tests: BART's beams and GPT-2's
+both loops cover every control in the default run. Batches of encoder inputs differ
 in length; GPT-2's prompts are of one length (transformers left-pads a
 decoder-only batch and counts lengths and n-grams over the padding).
 """
@@ -114,11 +116,12 @@ def _t5(tmp_path_factory):
                 pad=0)
 
 
-# GPT-2: the controls no GPT-2 preset sets (ids of the tiny vocabulary;
-# 1 is its end of text).
-GPT2_CONTROLS = {"repetition_penalty": 1.3, "no_repeat_ngram_size": 2,
-                 "min_new_tokens": 4, "bad_words_ids": [[5], [7, 8]],
-                 "forced_eos_token_id": 1, "max_new_tokens": 12}
+# GPT-2: beams and the controls no GPT-2 preset sets (ids of the tiny
+# vocabulary; 1 is its end of text).
+GPT2_CONTROLS = {"num_beams": 3, "repetition_penalty": 1.3,
+                 "no_repeat_ngram_size": 2, "min_new_tokens": 4,
+                 "bad_words_ids": [[5], [7, 8]], "forced_eos_token_id": 1,
+                 "max_new_tokens": 12}
 
 
 def _gpt2(tmp_path_factory):
@@ -136,6 +139,12 @@ def _gpt2(tmp_path_factory):
 
 
 BUILDERS = {"bart": _bart, "t5": _t5, "gpt2": _gpt2}
+LARGE = pytest.mark.large  # hundreds of steps, one program each
+
+
+def _names(large):
+    return [pytest.param(name, marks=LARGE) if name in large else name
+            for name in sorted(BUILDERS)]
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +159,7 @@ def cases(tmp_path_factory):
     return case
 
 
-@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("name", _names(large=("t5",)))
 def test_checkpoint_settings_decode_as_transformers(cases, name):
     case = cases(name)
     got = case.lm.generate(case.inputs)  # the checkpoint's settings alone
@@ -163,7 +172,7 @@ def test_checkpoint_settings_decode_as_transformers(cases, name):
         assert all(ids[1] == 0 and ids[-1] == 2 for ids in got)
 
 
-@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("name", _names(large=("t5", "bart")))
 def test_controls_in_greedy_decoding_as_transformers(cases, name):
     case = cases(name)
     got = case.lm.generate(case.inputs, sampler="greedy")
