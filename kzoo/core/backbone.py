@@ -12,6 +12,7 @@ from kzoo.layers.initializers import truncated_normal
 from kzoo.core.arguments import (
     KERAS_KEYWORDS, TRANSFORMER_ARGUMENTS, TRANSFORMER_RULES,
     CheckedArguments, config_source)
+from kzoo.core import lora, quantization
 from kzoo.core.registry import class_entry, get_class
 from kzoo.utils.files import atomic_write
 from kzoo.utils.skip_init import initial_values_skipped
@@ -79,6 +80,13 @@ class Backbone(CheckedArguments, keras.Model):
     # ------------------------------------------------------------------
     def __call__(self, inputs, *args, **kwargs):
         self.check_inputs(inputs)
+        if not self.trainable:
+            # Frozen means inference mode (as Keras' BatchNormalization):
+            # a frozen backbone is a fixed feature extractor, so a head
+            # trained on it (a linear probe) sees the features it is
+            # scored on, without dropout. `fit` hands training=True down
+            # every task's graph; the one place to override it is here.
+            kwargs["training"] = False
         return super().__call__(inputs, *args, **kwargs)
 
     def check_inputs(self, inputs):
@@ -313,6 +321,76 @@ class Backbone(CheckedArguments, keras.Model):
         return [group for group in groups if group]
 
     # ------------------------------------------------------------------
+    # LoRA and quantization (Keras does the work; kzoo.core.lora and
+    # kzoo.core.quantization pick the layers and check the calls)
+    # ------------------------------------------------------------------
+    def default_lora_layer_names(self):
+        """The layers `enable_lora` adapts by default: keras-hub's names
+        for the attention query and value projections. ELMo and AWD-LSTM
+        have no attention, so they need `target_layer_names`."""
+        return list(lora.DEFAULT_TARGETS)
+
+    def enable_lora(self, rank, target_layer_names=None):
+        """Freeze the backbone and give the layers named
+        `target_layer_names` (default: `default_lora_layer_names()`, the
+        attention query and value projections) LoRA adapters of `rank`,
+        as keras-hub's `Backbone.enable_lora`: Keras' `Dense.enable_lora`
+        adds `a (in, rank)`, random, and `b (rank, out)`, zeros, so the
+        outputs do not change until training moves them. Only the
+        adapters train (the targets' biases stay frozen too); a task's
+        head stays trainable.
+
+        `save_to_preset`, `.keras` and `save_weights` write each kernel
+        with its adapter folded in (the model that loads is a plain one,
+        same outputs); `save_lora_weights` keeps the adapters alone.
+
+        Example:
+        ```python
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2)
+        classifier.backbone.enable_lora(rank=4)
+        classifier.fit(texts, labels)   # adapters and the head train
+        classifier.backbone.save_lora_weights("adapters.lora.h5")
+        ```
+        """
+        if target_layer_names is None:
+            target_layer_names = self.default_lora_layer_names()
+            if not any(layer.name in target_layer_names
+                       for layer in lora.lora_capable_layers(self).values()):
+                target_layer_names = None  # the error names the defaults
+        lora.enable_lora(self, rank, target_layer_names)
+
+    def save_lora_weights(self, filepath):
+        """Write the LoRA adapters alone (`*.lora.h5`, atomically), keyed
+        by layer path, with the rank and target names."""
+        lora.save_lora_weights(self, filepath)
+
+    def load_lora_weights(self, filepath):
+        """Read adapters `save_lora_weights` wrote into this backbone (of
+        the same config), enabling LoRA with the file's rank and targets
+        first if it is not on; the base weights are left as they are."""
+        lora.load_lora_weights(self, filepath)
+
+    def merge_lora_weights(self):
+        """Fold each adapter into its kernel (`kernel + (alpha / rank) *
+        a @ b`) and restart the adapters (`b` zeros, so outputs keep the
+        merged values; further LoRA training starts afresh on the merged
+        kernel). A plain model without adapter variables is what
+        `save_to_preset` then `from_preset` gives."""
+        lora.merge_lora_weights(self)
+
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Keras' `Model.quantize` on the backbone's Dense projections:
+        `"int8"` or `"float8"` (see `kzoo.core.quantization`: embedding
+        tables and LSTMs stay float). Once only: a second call is an
+        error. The quantized backbone saves and loads as it is
+        (`save_to_preset`, `.keras`)."""
+        if kwargs:
+            raise ValueError(f"{type(self).__name__}.quantize: unexpected "
+                             f"arguments {sorted(kwargs)}.")
+        quantization.quantize(self, mode, config=config, filters=filters)
+
+    # ------------------------------------------------------------------
     # Presets
     # ------------------------------------------------------------------
     @property
@@ -334,8 +412,19 @@ class Backbone(CheckedArguments, keras.Model):
         return self.get_layer("token_embedding")
 
     @classmethod
+    def check_config(cls, config):
+        # The quantized layers are the weights' format, applied after the
+        # build (from_config), not a constructor argument.
+        super().check_config({key: value for key, value in config.items()
+                              if key != quantization.CONFIG_KEY})
+
+    @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        config = dict(config)
+        quantized = config.pop(quantization.CONFIG_KEY, None)
+        backbone = cls(**config)
+        quantization.apply_saved_quantization(backbone, quantized)
+        return backbone
 
     def record_arguments(self, values):
         # The config is the constructor's arguments (see the class doc).
@@ -352,9 +441,13 @@ class Backbone(CheckedArguments, keras.Model):
         return getattr(self, "_config_arguments", {})
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable,
-                "dtype": keras.dtype_policies.serialize(self.dtype_policy),
-                **self.config_arguments}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+                  **self.config_arguments}
+        quantized = quantization.quantized_layers(self)
+        if quantized:
+            config[quantization.CONFIG_KEY] = quantized
+        return config
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from kzoo import presets
 from kzoo.distribution.tf_strategy import compile_scope, symbolic_build
-from kzoo.core import head_weights, input_pipeline, labels
+from kzoo.core import head_weights, input_pipeline, labels, quantization
 from kzoo.core.arguments import ArgumentError, CheckedArguments, describe
 from kzoo.core.backbone import Backbone
 from kzoo.core.input_pipeline import (DEFAULT_BATCH_SIZE, FitValidation,
@@ -444,9 +444,33 @@ class Task(CheckedArguments, keras.Model):
         """The subclass's own constructor arguments."""
         return {}
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Keras' `Model.quantize` on the backbone's and the heads' Dense
+        projections: `"int8"` or `"float8"` (see
+        `kzoo.core.quantization`). Once only: a second call is an error.
+        The quantized task saves and loads as it is (`save_to_preset`,
+        `.keras`).
+
+        Example:
+        ```python
+        classifier = kzoo.BertTextClassifier.from_preset(
+            "bert_tiny_en_uncased", num_classes=2, load_weights=False)
+        classifier.quantize("int8")
+        classifier.predict(["a fine film"])
+        ```
+        """
+        if kwargs:
+            raise ValueError(f"{type(self).__name__}.quantize: unexpected "
+                             f"arguments {sorted(kwargs)}.")
+        quantization.quantize(self, mode, config=config, filters=filters)
+
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable,
                   **self.task_config()}
+        # The heads' quantized layers (the backbone's are in its entry).
+        quantized = quantization.quantized_layers(self, skip=(self.backbone,))
+        if quantized:
+            config[quantization.CONFIG_KEY] = quantized
         config["backbone"] = self.backbone.config_entry()
         config["preprocessor"] = None
         if self.preprocessor is not None:
@@ -464,6 +488,7 @@ class Task(CheckedArguments, keras.Model):
         config = dict(config)
         backbone_entry = config.pop("backbone", None)
         preprocessor_entry = config.pop("preprocessor", None)
+        quantized = config.pop(quantization.CONFIG_KEY, None)
         if backbone is None:
             backbone_cls = get_class(backbone_entry["class_name"], Backbone)
             backbone = backbone_cls.from_config(backbone_entry["config"])
@@ -474,7 +499,9 @@ class Task(CheckedArguments, keras.Model):
             preprocessor = get_class(
                 preprocessor_entry["class_name"]).from_config(
                     preprocessor_entry["config"], tokenizer=tokenizer)
-        return cls(backbone=backbone, preprocessor=preprocessor, **config)
+        task = cls(backbone=backbone, preprocessor=preprocessor, **config)
+        quantization.apply_saved_quantization(task, quantized)
+        return task
 
     def config_entry(self):
         config = {k: v for k, v in self.get_config().items()

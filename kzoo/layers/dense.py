@@ -42,3 +42,20 @@ class FoldedDense(keras.layers.Dense):
         dense_call = super().call
         return on_folded_view(
             lambda flat: dense_call(flat, training=training), inputs)
+
+    def quantize(self, mode=None, type_check=True, config=None):
+        # Keras' Dense refuses to quantize its subclasses (`type_check`),
+        # which may compute something else; this one computes Dense's
+        # product, and a quantized layer runs `quantized_call` below. With
+        # the check, `Model.quantize` warned and left every FoldedDense
+        # float: the attention and feed-forward kernels of every family.
+        super().quantize(mode, type_check=False, config=config)
+
+    def quantized_call(self, inputs, training=None):
+        # Keras calls this instead of `call` once the layer is quantized:
+        # the same folded view (its int8 inputs are scaled per row, i.e.
+        # per token, either way).
+        dense_quantized_call = super().quantized_call
+        return on_folded_view(
+            lambda flat: dense_quantized_call(flat, training=training),
+            inputs)
