@@ -92,11 +92,14 @@ class TrainingTexts:
                 "files instead.")
         return paths
 
-    def documents(self):
-        """Each document's text, file by file, in sorted path order."""
+    def documents(self, count=True):
+        """Each document's text, file by file, in sorted path order;
+        counted in `documents_read` and `characters_read` unless `count`
+        is False (a trainer's first pass)."""
         for document in self._documents():
-            self.documents_read += 1
-            self.characters_read += len(document)
+            if count:
+                self.documents_read += 1
+                self.characters_read += len(document)
             yield document
 
     def _documents(self):

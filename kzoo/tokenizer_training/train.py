@@ -205,7 +205,7 @@ def _train(kind, tokenizer_cls, config, normalizer, texts, vocabulary_size,
     else:
         train = {"wordpiece": trainers.train_wordpiece,
                  "byte-level-bpe": trainers.train_byte_level_bpe}[kind]
-        train(normalizer, texts.documents(), vocabulary_size, folder)
+        train(normalizer, texts.documents, vocabulary_size, folder)
         tokenizer = tokenizer_cls(**config, **{
             argument: folder / name
             for argument, name in tokenizer_cls.asset_files.items()})

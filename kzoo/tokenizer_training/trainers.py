@@ -67,23 +67,36 @@ def train_wordpiece(tokenizer, texts, vocabulary_size, folder):
     """WordPiece as BERT tokenizes: the text normalised by `tokenizer`,
     split at whitespace, punctuation and around CJK characters (as
     keras-hub's WordPieceTokenizer splits), "##" before a piece that
-    continues a word. Writes `vocab.txt`."""
+    continues a word. `texts()` gives the documents (read twice, see
+    below). Writes `vocab.txt`."""
     first = list(tokenizer.trained_layout["first"])
     last = list(tokenizer.trained_layout["last"])
-    # Case and accents were handled by `tokenizer.normalize`; only the
-    # splitting around CJK characters is left to do.
-    normalizer = normalizers.BertNormalizer(
-        clean_text=False, handle_chinese_chars=True, strip_accents=False,
-        lowercase=False)
-    trainer = trainers.WordPieceTrainer(
-        vocab_size=vocabulary_size - len(last), special_tokens=first,
-        min_frequency=MIN_FREQUENCY, continuing_subword_prefix="##",
-        show_progress=False)
-    hub = _train(models.WordPiece(
-                     unk_token=tokenizer.trained_layout["unknown"]),
-                 pre_tokenizers.BertPreTokenizer(), trainer,
-                 normalized_texts(tokenizer, texts), normalizer)
-    learnt = hub.get_vocab()
+
+    def train(size, seeds, documents):
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=size, special_tokens=first + seeds,
+            min_frequency=MIN_FREQUENCY, continuing_subword_prefix="##",
+            show_progress=False)
+        # Case and accents were handled by `tokenizer.normalize`; only the
+        # splitting around CJK characters is left to do.
+        normalizer = normalizers.BertNormalizer(
+            clean_text=False, handle_chinese_chars=True,
+            strip_accents=False, lowercase=False)
+        return _train(
+            models.WordPiece(unk_token=tokenizer.trained_layout["unknown"]),
+            pre_tokenizers.BertPreTokenizer(), trainer,
+            normalized_texts(tokenizer, documents), normalizer).get_vocab()
+
+    # `tokenizers` numbers the "##" form of each character in hash-map
+    # order, which differs from run to run, and breaks ties between
+    # equally frequent merges by those numbers: the same text gave
+    # another vocabulary each time (huggingface/tokenizers#1794, fixed by
+    # the unreleased #2066; seen on 0.23.3). A first pass that merges
+    # nothing finds those "##" characters; the second numbers them in
+    # sorted order, as the trainer's special tokens, before it merges.
+    continuations = sorted(token for token in train(0, [], texts(False))
+                           if token.startswith("##"))
+    learnt = train(vocabulary_size - len(last), continuations, texts(True))
     tokens = sorted(learnt, key=learnt.get) + last
     _check_size(tokens, vocabulary_size, "characters and special tokens")
     (folder / "vocab.txt").write_text(
@@ -91,6 +104,8 @@ def train_wordpiece(tokenizer, texts, vocabulary_size, folder):
 
 
 def train_byte_level_bpe(tokenizer, texts, vocabulary_size, folder):
+    # (Deterministic: every byte is in the initial alphabet, which
+    # `tokenizers` numbers in sorted order; no "##" forms.)
     """Byte-level BPE as GPT-2 tokenizes: GPT-2's pre-tokenizer pattern,
     every byte a token from the start (no text is ever unknown); the
     family's special tokens around the learnt ones. Writes `vocab.json`
@@ -107,7 +122,7 @@ def train_byte_level_bpe(tokenizer, texts, vocabulary_size, folder):
         min_frequency=MIN_FREQUENCY, show_progress=False)
     hub = _train(models.BPE(), pre_tokenizers.ByteLevel(
         add_prefix_space=False, use_regex=True), trainer,
-        normalized_texts(tokenizer, texts))
+        normalized_texts(tokenizer, texts(True)))
     model = json.loads(hub.to_str())["model"]
     learnt = sorted(model["vocab"], key=model["vocab"].get)
     tokens = first + learnt + last
