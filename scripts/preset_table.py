@@ -12,11 +12,16 @@ into the family's). The fields:
   process (`bert_tokenizer_2`, `elmo_backbone_1`): the shipped files hold
   them, and a name does not depend on what else a run builds.
 - `aliases`, `description`, `license`, `heads` (the task heads the
-  released checkpoint brings; None: no `heads` field): metadata.json as
-  written.
+  released checkpoint brings; None: no `heads` field), `labels` (a
+  classifier's class names): metadata.json as written.
+- `task`: a task's preset (`{"class_name": ..., "config": {...}}`,
+  written as task.json): `from_preset` builds that task with those
+  arguments, and the download converts the checkpoint to it, head
+  included.
 - `source`: `"hub"`, the Hugging Face repository `repo` from which
   `from_preset` downloads and converts the weights (the files it lists are
-  `config.json`, `weights_file` and the remote tokenizer files;
+  `config.json`, `weights_file`, the remote tokenizer files and
+  `extra_files`;
   `how_to_get` and `note` are the family's wording, `file_list` False
   leaves the list out), or the `source` record itself for checkpoints
   kzoo cannot fetch (ELMo, AWD-LSTM) and the tests' stand-ins.
@@ -619,6 +624,62 @@ PRESETS = {
                        "trained from scratch on 12 GB of English legal text "
                        "(EU and UK legislation, ECJ and ECHR cases, US "
                        "court cases and contracts), own uncased vocabulary.",
+    },
+    "finbert_base_en_uncased": {
+        "family": "bert", "aliases": ["finbert", "finbert_sentiment"],
+        # ProsusAI/finbert: BertForSequenceClassification, BERT-base
+        # uncased (vocab_size 30522: bert-base-uncased's vocabulary, which
+        # FinBERT's further pretraining kept), id2label 0 positive,
+        # 1 negative, 2 neutral; classifier_dropout unset (0.1).
+        "config": shape(12, 12, 768, 3072),
+        "tokenizer_config": dict(lowercase=True, name="bert_tokenizer_8"),
+        "repo": "ProsusAI/finbert",
+        "license": "unknown: the hub repository states none (its code, "
+                   "ProsusAI/finBERT on GitHub, was not checked when this "
+                   "preset was written); check before redistributing",
+        "heads": ["classifier"],
+        "labels": {"0": "positive", "1": "negative", "2": "neutral"},
+        "task": {"class_name": "BertTextClassifier",
+                 "config": dict(num_classes=3, dropout=0.1,
+                                problem_type="single_label_classification")},
+        "how_to_get": HOW_TO_GET_REPO.replace("--task pretraining",
+                                              "--task BertTextClassifier"),
+        "tokenizer_assets": {},
+        "tokenizer_assets_from": "bert_base_en_uncased",
+        "description": "FinBERT (Araci, 2019; ProsusAI): BERT-base uncased "
+                       "further pretrained on financial news (TRC2) and "
+                       "fine-tuned for financial sentiment on the Financial "
+                       "PhraseBank: a 3-class classifier (positive, "
+                       "negative, neutral); load it with "
+                       "kzoo.BertTextClassifier.",
+    },
+    "labse_base_multi": {
+        "family": "bert", "aliases": ["labse"],
+        # sentence-transformers/LaBSE: BertModel, vocab_size 501153, BERT-
+        # base otherwise; modules.json: Transformer -> Pooling ([CLS]) ->
+        # Dense (768 -> 768, tanh; 2_Dense/) -> Normalize. Files listed:
+        # the pooling and dense modules' come with the weights.
+        "config": dict(**shape(12, 12, 768, 3072), vocabulary_size=501153),
+        "tokenizer_config": dict(lowercase=False, name="bert_tokenizer_9"),
+        "repo": "sentence-transformers/LaBSE",
+        "heads": ["dense"],
+        "task": {"class_name": "BertTextEmbedder",
+                 "config": dict(pooling="cls", dense_dim=768,
+                                dense_activation="tanh", normalize=True)},
+        "file_list": True, "weights_file": "pytorch_model.bin",
+        "extra_files": ["modules.json", "1_Pooling/config.json",
+                        "2_Dense/config.json", "2_Dense/pytorch_model.bin"],
+        "how_to_get": HOW_TO_GET_FILES.replace("--task pretraining",
+                                               "--task BertTextEmbedder"),
+        "note": NOTE,
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (LaBSE's cased WordPiece vocabulary of 501,153, which nothing "
+            "offline holds)")},
+        "description": "LaBSE (Feng et al., 2022): language-agnostic "
+                       "sentence embeddings for 109 languages; a BERT-base "
+                       "encoder (vocabulary of 501,153) whose [CLS] vector "
+                       "goes through a 768 -> 768 tanh layer and is "
+                       "L2-normalised; load it with kzoo.BertTextEmbedder.",
     },
     # DeBERTa-v3
     "deberta_v3_extra_small_en": {

@@ -31,10 +31,14 @@ import json
 import shutil
 from pathlib import Path
 
+import keras
+import numpy as np
+
 from kzoo.convert.base import (
     Converter, classifier_kwargs, embedding, layer_norm, linear,
     masked_lm_head, register_converter)
 from kzoo.convert.errors import ConversionError
+from kzoo.convert.safetensors import save_file
 from kzoo.core.classification import hf_config_fields
 from kzoo.core.registry import get_class
 
@@ -60,6 +64,13 @@ HF_DEFAULTS = {
 # Architectures whose BertModel is built with add_pooling_layer=False.
 _NO_POOLER = ("BertForMaskedLM", "BertLMHeadModel",
               "BertForTokenClassification", "BertForQuestionAnswering")
+
+# sentence-transformers' Dense module: its folder (`<index>_Dense`, third
+# in the modules kzoo converts) and the activations (its config's
+# activation_function) kzoo's BertTextEmbedder reproduces.
+DENSE_FOLDER = "2_Dense"
+_DENSE_ACTIVATIONS = {"torch.nn.modules.activation.Tanh": "tanh",
+                      "torch.nn.modules.linear.Identity": "linear"}
 
 _SPECIAL_TOKENS = {"unk_token": "[UNK]", "sep_token": "[SEP]",
                    "pad_token": "[PAD]", "cls_token": "[CLS]",
@@ -159,20 +170,24 @@ class BertConverter(Converter):
 
     @staticmethod
     def _sentence_transformers(checkpoint):
-        """Pooling arguments of a sentence-transformers folder whose modules
-        are exactly Transformer -> Pooling (-> Normalize); else None."""
+        """BertTextEmbedder's arguments for a sentence-transformers folder
+        whose modules are exactly Transformer -> Pooling (-> Dense, in
+        2_Dense/ as sentence-transformers names it) (-> Normalize); else
+        None."""
         if checkpoint is None:
             return None
         modules = checkpoint.json("modules.json")
         if not isinstance(modules, list):
             return None
         kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
-        if kinds not in (["Transformer", "Pooling"],
-                         ["Transformer", "Pooling", "Normalize"]):
+        if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in (
+                [], ["Normalize"], ["Dense"], ["Dense", "Normalize"]):
             return None
-        path = str(modules[1].get("path", ""))
-        if not path or ".." in path or path.startswith(("/", "\\")):
+        paths = [str(m.get("path", "")) for m in modules[1:3]]
+        if any(".." in path or path.startswith(("/", "\\"))
+               for path in paths) or not paths[0]:
             return None
+        path = paths[0]
         pooling = checkpoint.json(f"{path}/config.json") or {}
         modes = [mode for key, mode in (
             ("pooling_mode_mean_tokens", "mean"),
@@ -183,7 +198,18 @@ class BertConverter(Converter):
             ("pooling_mode_lasttoken", "lasttoken")) if pooling.get(key)]
         if len(modes) != 1 or modes[0] not in ("mean", "cls", "max"):
             return None
-        return {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
+        found = {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
+        if kinds[2:3] == ["Dense"]:
+            dense = checkpoint.json(f"{paths[1]}/config.json") or {}
+            activation = _DENSE_ACTIVATIONS.get(
+                dense.get("activation_function"))
+            if activation is None or dense.get("bias") is False or \
+                    not isinstance(dense.get("out_features"), int) or \
+                    paths[1].strip("/") != DENSE_FOLDER:
+                return None
+            found.update(dense_dim=dense["out_features"],
+                         dense_activation=activation)
+        return found
 
     def backbone_specs(self, backbone, config):
         specs = self.encoder_specs(backbone)
@@ -247,6 +273,12 @@ class BertConverter(Converter):
         if task_name == "BertTextClassifier":
             specs += linear("classifier", task.get_layer("classifier"),
                             "classifier", part="head")
+        if task_name == "BertTextEmbedder" and task.dense_dim is not None:
+            # sentence-transformers' Dense module: its own folder's
+            # `linear` (kzoo.convert.checkpoint reads it as
+            # `<folder>/linear.*`); export_extras writes it back.
+            specs += linear(f"{DENSE_FOLDER}/linear", task.get_layer("dense"),
+                            "dense", part="head", export=False)
         return specs
 
     def tied_tensors(self, task_name):
@@ -367,10 +399,16 @@ class BertConverter(Converter):
             {"idx": 1, "name": "1", "path": "1_Pooling",
              "type": "sentence_transformers.models.Pooling"},
         ]
+        if model.dense_dim is not None:
+            modules.append({"idx": 2, "name": "2", "path": DENSE_FOLDER,
+                            "type": "sentence_transformers.models.Dense"})
+            _export_dense(model, dest / DENSE_FOLDER)
         if model.normalize:
-            modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
+            index = len(modules)
+            modules.append({"idx": index, "name": str(index),
+                            "path": f"{index}_Normalize",
                             "type": "sentence_transformers.models.Normalize"})
-            (dest / "2_Normalize").mkdir(exist_ok=True)
+            (dest / f"{index}_Normalize").mkdir(exist_ok=True)
         (dest / "1_Pooling").mkdir(exist_ok=True)
         pooling = {
             "word_embedding_dimension": model.backbone.hidden_dim,
@@ -389,6 +427,23 @@ class BertConverter(Converter):
                  {"max_seq_length": sequence_length, "do_lower_case": False})):
             (dest / path).write_text(json.dumps(data, indent=2) + "\n",
                                      encoding="utf-8")
+
+
+def _export_dense(model, folder):
+    """sentence-transformers' Dense module of a BertTextEmbedder: its
+    config and its `linear` (torch's (out, in) weight)."""
+    folder.mkdir(exist_ok=True)
+    dense = model.get_layer("dense")
+    activation = {kzoo: torch for torch, kzoo in _DENSE_ACTIVATIONS.items()}
+    config = {"in_features": model.backbone.hidden_dim,
+              "out_features": model.dense_dim, "bias": True,
+              "activation_function": activation[model.dense_activation]}
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n",
+                                        encoding="utf-8")
+    kernel = keras.ops.convert_to_numpy(dense.kernel.value)
+    save_file({"linear.weight": np.ascontiguousarray(kernel.T),
+               "linear.bias": keras.ops.convert_to_numpy(dense.bias.value)},
+              folder / "model.safetensors")
 
 
 def _wordpiece_vocab_from_tokenizer_json(checkpoint):

@@ -78,6 +78,7 @@ class TensorStore:
     def __init__(self, files, entries, description):
         self._files = files          # open readers, closed by close()
         self._entries = entries      # name -> (reader kind, handle)
+        self._inner = {}             # name -> its name in its file, if other
         self.description = description
 
     # ------------------------------------------------------------------
@@ -159,6 +160,14 @@ class TensorStore:
         cls._check_index(store, weight_map, index_path)
         return store
 
+    def add(self, other, prefix):
+        """Take `other`'s tensors in, each name under `prefix` (a
+        sentence-transformers module's weights: `2_Dense/linear.weight`)."""
+        for name, entry in other._entries.items():
+            self._entries[prefix + name] = entry
+            self._inner[prefix + name] = other._inner.get(name, name)
+        self._files += other._files
+
     # ------------------------------------------------------------------
     def names(self):
         return list(self._entries)
@@ -172,19 +181,19 @@ class TensorStore:
     def shape(self, name):
         kind, handle = self._entries[name]
         if kind == "safetensors":
-            return handle.info(name).shape
+            return handle.info(self._inner.get(name, name)).shape
         return tuple(handle.shape)
 
     def dtype(self, name):
         kind, handle = self._entries[name]
         if kind == "safetensors":
-            return handle.info(name).dtype
+            return handle.info(self._inner.get(name, name)).dtype
         return str(handle.dtype).replace("torch.", "")
 
     def get(self, name):
         kind, handle = self._entries[name]
         if kind == "safetensors":
-            return handle.get(name)
+            return handle.get(self._inner.get(name, name))
         import torch
         if handle.dtype == torch.bfloat16:
             handle = handle.float()
@@ -256,6 +265,27 @@ class HFCheckpoint:
                                   "JSON object.")
         self.source = source or {"path": str(self.path.resolve())}
         self.tensors = TensorStore.open(self.path)
+        for folder in self.module_weight_folders():
+            self.tensors.add(TensorStore.open(self.path / folder),
+                             prefix=f"{folder}/")
+
+    def module_weight_folders(self):
+        """The folders of the sentence-transformers modules after the
+        transformer that hold weights of their own (a `Dense` layer's
+        `2_Dense/`), as modules.json lists them; their tensors read as
+        `<folder>/<name>`."""
+        modules = self.json("modules.json") if self.has("modules.json") \
+            else None
+        folders = []
+        for module in modules if isinstance(modules, list) else []:
+            path = str(module.get("path", "")) if isinstance(module, dict) \
+                else ""
+            inside = path and ".." not in path and "\\" not in path \
+                and not path.startswith("/") and "/" not in path.strip("/")
+            if inside and any((self.path / path / f).is_file()
+                              for f in WEIGHT_FILES):
+                folders.append(path.strip("/"))
+        return folders
 
     @property
     def model_type(self):

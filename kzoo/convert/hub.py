@@ -422,8 +422,12 @@ def _convert_for_preset(preset, folder, dest, verbose, source):
     # on the preset gets the checkpoint's MLM/NSP head, not a random one;
     # unless the preset says the checkpoint has none worth loading
     # (`"heads": []`: DeBERTa-v3's lm_predictions weights were not trained
-    # as a masked LM; see its `heads_note`).
+    # as a masked LM; see its `heads_note`). A preset that names its task
+    # (task.json: LaBSE's embedder, FinBERT's classifier) converts to it,
+    # so the task's own head comes along.
     task = "backbone" if preset.metadata.get("heads") == [] else "pretraining"
+    if preset.has("task.json"):
+        task = preset.json("task.json")["class_name"]
     hf_to_preset(folder, dest, task=task, overwrite=True,
                  verbose=verbose, source=source,
                  expected_config=_config_check(preset),
