@@ -146,16 +146,17 @@ RECIPES = {recipe.family: recipe for recipe in [
                "mask_prob 0.15, large 0.25), model/optimization.py (BERT's "
                "AdamWeightDecay: beta 0.9/0.999, eps 1e-6, clip 1.0)"),
     Recipe(
-        "deberta_v3", "adamw", (Size("all", INF, 2e-4),),
+        "deberta_v3", "adamw",
+        (Size("xsmall", 384, 3e-4), Size("base", INF, 1e-4)),
         warmup_steps=10_000, total_steps=1_000_000, schedule="linear",
-        weight_decay=0.01, clip_norm=1.0, beta_1=0.9, beta_2=0.98,
+        weight_decay=0.01, clip_norm=1.0, beta_1=0.9, beta_2=0.999,
         epsilon=1e-6, masking_rate=0.15,
-        source="DeBERTa paper (He et al. 2020), pretraining "
-               "hyper-parameters table: Adam beta 0.9/0.98, eps 1e-6, "
-               "weight decay 0.01, clipping 1.0, 10k warmup, linear decay, "
-               "lr 2e-4 for base; DeBERTa-v3's paper says it keeps "
-               "DeBERTa's settings; its own per-size rates were not "
-               "checked against microsoft/DeBERTa's scripts"),
+        source="microsoft/DeBERTa experiments/language_model/rtd.sh "
+               "(DeBERTa-v3's RTD: --warmup 10000, --num_training_steps "
+               "1000000, --learning_rate 3e-4 xsmall, 1e-4 base and large) "
+               "with DeBERTa/optims/args.py's defaults (Adam beta "
+               "0.9/0.999, epsilon 1e-6, weight decay 0.01, "
+               "max_grad_norm 1, warmup_linear)"),
     Recipe(
         "gpt2", "adamw",
         (Size("small", 768, 6e-4), Size("medium", 1024, 3e-4),

@@ -35,6 +35,10 @@ from kzoo.pretraining.schedule import PretrainingSchedule
 # ELECTRA: google-research/electra configure_pretraining.py
 #   (learning_rate 5e-4 small, 2e-4 base/large; num_warmup_steps 10000;
 #   num_train_steps 1000000; weight_decay_rate 0.01) with BERT's optimizer.
+# DeBERTa-v3: microsoft/DeBERTa experiments/language_model/rtd.sh
+#   (--warmup 10000, --num_training_steps 1000000, --learning_rate 3e-4
+#   xsmall, 1e-4 base) and DeBERTa/optims/args.py (adam_beta1 0.9,
+#   adam_beta2 0.999, epsilon 1e-6, weight_decay 0.01, max_grad_norm 1).
 # GPT-2: not published; GPT-3 paper Table 2.1 (125M: 6e-4, 350M: 3e-4)
 #   and appendix B (beta 0.9/0.95, eps 1e-8, clip 1.0, decay 0.1, cosine
 #   to 10%, warmup 375M tokens = 750 steps of 0.5M tokens, 300B tokens).
@@ -74,9 +78,11 @@ PUBLISHED = {
     "electra_base_discriminator_en_uncased": (1_000_000, dict(
         ADAM, learning_rate=2e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
         warmup_steps=10_000, clip_norm=1.0, weight_decay=0.01)),
-    # DeBERTa paper's pretraining table (base).
     "deberta_v3_base_en": (1_000_000, dict(
-        ADAM, learning_rate=2e-4, beta_1=0.9, beta_2=0.98, epsilon=1e-6,
+        ADAM, learning_rate=1e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+        warmup_steps=10_000, clip_norm=1.0, weight_decay=0.01)),
+    "deberta_v3_extra_small_en": (1_000_000, dict(
+        ADAM, learning_rate=3e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
         warmup_steps=10_000, clip_norm=1.0, weight_decay=0.01)),
     "gpt2_base_en": (600_000, dict(
         optimizer="adamw", schedule="cosine", learning_rate=6e-4,
