@@ -6,6 +6,14 @@ trains. A thin wrapper of `kzoo.pretraining.run.pretrain`."""
 
 from kzoo.cli.inputs import CommandError
 
+
+def _tflops(text):
+    """--peak-tflops: a number, or auto."""
+    return text if text == "auto" else float(text)
+
+
+_tflops.__name__ = "number or auto"  # argparse's error names it
+
 # Flags whose value is not the option's type's constructor.
 _FLAGS = {
     "objective": str, "max_steps": int, "batch_size": int,
@@ -16,7 +24,7 @@ _FLAGS = {
     "draw_groups": int, "model_parallel": int,
     "optimizer": str, "schedule": str, "beta_1": float, "beta_2": float,
     "epsilon": float, "clip_norm": float, "pretraining_dropout": float,
-    "peak_tflops": lambda text: text if text == "auto" else float(text),
+    "peak_tflops": _tflops,
 }
 
 

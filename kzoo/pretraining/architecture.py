@@ -41,10 +41,11 @@ def backbone_overrides(backbone_cls, preset_config, options):
     if dropout is not None:
         names = [n for n in DROPOUT_ARGUMENTS if n in preset_config]
         if not names:
+            own = sorted(k for k in preset_config if "dropout" in k)
             raise PretrainingError(
                 f"--pretraining-dropout: {backbone_cls.__name__} has no "
                 "single dropout rate; set its dropouts in the config file's "
-                f"[model] table ({', '.join(sorted(k for k in preset_config if 'dropout' in k))}).")
+                f"[model] table ({', '.join(own)}).")
         for name in names:
             overrides.setdefault(name, dropout)
     return overrides

@@ -170,8 +170,9 @@ RECIPES = {recipe.family: recipe for recipe in [
                "GPT-3 paper, Table 2.1 (lr 6e-4 / 3e-4 / 2.5e-4 / 2e-4 for "
                "125M / 350M / 760M / 1.3B) and appendix B (Adam beta "
                "0.9/0.95, eps 1e-8, clip 1.0, weight decay 0.1, warmup "
-               "375M tokens = 750 steps of 0.5M, cosine to 10% over 300B "
-               "tokens = 600k steps), as nanoGPT's train_gpt2 config"),
+               "375M tokens = 750 steps of 0.5M; cosine down to 10% over "
+               "260B of its 300B tokens, here over the whole run of 600k "
+               "steps), the numbers nanoGPT's GPT-2 config uses too"),
     Recipe(
         "t5", "adafactor", (Size("all", INF, 0.01),),
         warmup_steps=10_000, total_steps=524_288, schedule="inverse_sqrt",
