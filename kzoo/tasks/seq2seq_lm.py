@@ -43,6 +43,9 @@ class Seq2SeqLM(GenerationSettingsMixin, Task):
 
     decoder_start_token_id = 0
     learning_rate = 1e-4
+    # `from_preset`'s preprocessor reads as many input tokens as the
+    # checkpoint's position table holds (see `preprocessor_for`).
+    inputs_fill_position_table = True
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
@@ -65,7 +68,8 @@ class Seq2SeqLM(GenerationSettingsMixin, Task):
         or the caller says; without a table (T5's relative positions),
         the preprocessor's default."""
         preset = presets.resolve(preset)
-        if "sequence_length" not in kwargs and \
+        if cls.inputs_fill_position_table and \
+                "sequence_length" not in kwargs and \
                 not preset.has("preprocessor.json"):
             config = preset.json("config.json").get("config") or {}
             if config.get("max_sequence_length"):

@@ -122,8 +122,11 @@ def _seq2seq(tmp_path_factory, hf_model, lm_cls, sources, pad, start):
     folder = tmp_path_factory.mktemp("hf_checkpoint")
     hf_model.save_pretrained(folder)
     lm = lm_cls.from_preset(str(folder), preprocessor=None)
-    # No processors beyond what kzoo does (BART's config forces BOS/EOS
-    # tokens by default).
+    # Beam search alone: neither side applies the checkpoint's decoding
+    # controls (BART's config forces the EOS token by default; kzoo reads
+    # it into lm.generation_config). test_generation_settings_parity
+    # checks them.
+    lm.generation_config = {}
     hf_kwargs = {"decoder_start_token_id": start,
                  "forced_bos_token_id": None, "forced_eos_token_id": None}
     return Family(hf_model, lm, sources, _hf_right_padded(sources, pad),

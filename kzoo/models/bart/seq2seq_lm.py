@@ -78,3 +78,5 @@ class BartDenoisingLM(BartSeq2SeqLM):
     """
 
     preprocessor_cls = BartDenoisingPreprocessor
+    # Pretraining windows keep the denoising preprocessor's own length.
+    inputs_fill_position_table = False
