@@ -141,7 +141,7 @@ def test_vocabulary_is_the_familys_as_its_own_tokenizer_reads_it(
 def test_graph_and_eager_tokenization_agree(trained, family, kind):
     tokenizer = kzoo.Tokenizer.from_preset(trained[family, kind])
     texts = UNSEEN + CJK_LINES
-    eager = [id_lists(tokenizer.tokenize(text)) for text in texts]
+    eager = id_lists(tokenizer.tokenize(texts))
     dataset = tf.data.Dataset.from_tensor_slices(texts).batch(len(texts))
     in_graph = id_lists(next(iter(dataset.map(tokenizer.tokenize_tf))))
     assert in_graph == eager
