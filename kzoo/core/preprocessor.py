@@ -100,9 +100,11 @@ class Preprocessor(keras.layers.Layer):
     # text once per `fit`/`predict` (`preprocess_once`).
     draws_per_call = False
 
-    def __init__(self, tokenizer, sequence_length, **kwargs):
+    def __init__(self, tokenizer, sequence_length, num_texts=None, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
+        if num_texts is not None:
+            self._check_num_texts(num_texts)
         if not isinstance(tokenizer, self.tokenizer_cls):
             raise ValueError(
                 f"{name} needs a {self.tokenizer_cls.__name__} as its "
@@ -116,6 +118,12 @@ class Preprocessor(keras.layers.Layer):
                 f"{describe(sequence_length)}.")
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
+        # Texts per example of the last input read (fit, evaluate,
+        # predict), where the preprocessor takes a choice of them: an
+        # exported model's raw-text endpoint takes as many (a pair
+        # classifier serves pairs). In the config, so presets and .keras
+        # files remember it.
+        self.num_texts = None if num_texts is None else int(num_texts)
         # Strings in: Keras' private flags, as in `Tokenizer.__init__`
         # (kzoo/utils/private_apis.py).
         self._convert_input_args = False
@@ -186,6 +194,8 @@ class Preprocessor(keras.layers.Layer):
                     f"of each per example); got batches of {sizes}.")
         self._ensure_setup()
         self.check_sequence_length(len(segments))
+        if self.min_segments < self.max_segments:
+            self.num_texts = len(segments)
         return tuple(segments)
 
     def _segments_message(self, count):
@@ -257,16 +267,22 @@ class Preprocessor(keras.layers.Layer):
 
     def serving_text_names(self, num_texts=None):
         """The string inputs of an exported model's raw-text endpoint:
-        one name per text of an example (`num_texts`, by default
-        `min_segments`)."""
-        count = self.min_segments if num_texts is None else num_texts
-        if isinstance(count, bool) or not isinstance(count, int) or \
-                not self.min_segments <= count <= self.max_segments:
+        one name per text of an example (`num_texts`; by default as many
+        as the preprocessor last read, e.g. pairs for a model trained on
+        pairs, else `min_segments`)."""
+        if num_texts is None:
+            num_texts = self.num_texts or self.min_segments
+        self._check_num_texts(num_texts)
+        return tuple(self.serving_names[num_texts])
+
+    def _check_num_texts(self, num_texts):
+        if isinstance(num_texts, bool) or \
+                not isinstance(num_texts, (int, np.integer)) or \
+                not self.min_segments <= num_texts <= self.max_segments:
             raise ValueError(
                 f"{type(self).__name__}: num_texts must be an integer "
                 f"from {self.min_segments} to {self.max_segments} (texts "
                 f"per example); got {describe(num_texts)}.")
-        return tuple(self.serving_names[count])
 
     def serving_inputs(self, *texts):
         """Batches of strings (tf, one per text of an example) -> the
@@ -332,6 +348,8 @@ class Preprocessor(keras.layers.Layer):
             "tokenizer": class_entry(self.tokenizer,
                                      self.tokenizer.get_config()),
         })
+        if self.num_texts is not None:
+            config["num_texts"] = self.num_texts
         return config
 
     @classmethod
