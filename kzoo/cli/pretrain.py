@@ -99,4 +99,8 @@ def run(args):
           + (f"; loss {loss:.4f}" if loss is not None else "")
           + (f"; {speed:,.0f} tokens/s" if speed else "")
           + f"; saved to {summary['preset']}")
+    cut = summary.get("ids_cut") or {}
+    print(f"ids of the corpus not trained on: {sum(cut.values()):,}"
+          + "".join(f"\n  {count:,}: {reason}"
+                    for reason, count in sorted(cut.items())))
     return 0

@@ -12,8 +12,9 @@ next sentence does not fit. Sentences are tokenized as the running text
 they come from: each one after the first of its document follows a space,
 which byte-level BPE spells into the sentence's first token (`ĠWe`, as in
 fairseq's RoBERTa data, which is running text encoded whole), never the
-bare `We` that running text does not produce. A sentence is never split between rows; one
-longer than a whole row is cut to fit a row of its own (fairseq's
+bare `We` that running text does not produce. A sentence is never split
+between two rows when it fits one; one longer than a whole row fills rows
+of its own and its rest begins the next, so no id is lost (fairseq's
 "complete" blocks make it an over-long block, which training truncates).
 Rows come as `tf.data` elements, `{"token_ids", "padding_mask"}` of shape
 `(sequence_length,)`: mask them with a masked-LM preprocessor's `mask` and
@@ -72,12 +73,13 @@ def pack_full_sentences(documents, sequence_length, start_token_id,
     for document in documents:
         starts_document = True
         for sentence in document:
-            if not len(sentence):
-                continue
-            if not row.add(sentence, starts_document):
-                yield row.finish()
-                row.add(sentence, starts_document)
-            starts_document = False
+            while len(sentence):
+                taken = row.add(sentence, starts_document)
+                if taken < len(sentence):  # the rest begins the next row
+                    yield row.finish()
+                if taken:
+                    starts_document = False
+                sentence = sentence[taken:]
     if row.content:
         yield row.finish()
 
@@ -90,8 +92,10 @@ class FullSentencesRow:
 
     `add(sentence, starts_document)` puts a sentence in the row, after a
     separator when it begins a document and the row holds text, and
-    returns False (leaving the row as it was) when it does not fit; a
-    sentence always fits an empty row (cut to the row's room).
+    returns how many of its ids the row took: all of them; none (0,
+    the row left as it was) when it does not fit; or, in an empty row,
+    the row's `capacity` first ids of a longer sentence, whose rest the
+    caller puts in the next row (`starts_document=False`: no separator).
     `finish()` returns `(token_ids, padding_mask)` and empties the row.
 
     Example:
@@ -99,9 +103,13 @@ class FullSentencesRow:
     from kzoo.preprocessing.packing import FullSentencesRow
     row = FullSentencesRow(8, start_token_id=0, end_token_id=2,
                            pad_token_id=1)
-    assert row.add([5, 6, 7], starts_document=True)
-    assert not row.add([10, 11, 12, 13], starts_document=True)
+    assert row.add([5, 6, 7], starts_document=True) == 3
+    assert row.add([10, 11, 12, 13], starts_document=True) == 0
     assert row.finish()[0].tolist() == [0, 5, 6, 7, 2, 1, 1, 1]
+    long = list(range(10, 30))
+    assert row.add(long, starts_document=True) == 6   # a row's worth
+    assert row.finish()[0].tolist() == [0, 10, 11, 12, 13, 14, 15, 2]
+    assert row.add(long[6:], starts_document=False) == 6  # the rest goes on
     ```
     """
 
@@ -133,11 +141,12 @@ class FullSentencesRow:
 
     def add(self, sentence, starts_document):
         if not self.fits(len(sentence), starts_document):
-            return False
+            return 0
         if starts_document and self.content:
             self.content.append(self.separator_token_id)
-        self.content.extend(int(t) for t in sentence[:self.capacity])
-        return True
+        taken = sentence[:self.capacity]
+        self.content.extend(int(t) for t in taken)
+        return len(taken)
 
     def finish(self):
         ids = [self.start_token_id] + self.content + [self.end_token_id]

@@ -498,6 +498,9 @@ class Run:
             "steps": max_steps, "resumed_from": resumed,
             "steps_this_run": len(trained),
             "loss": trained[-1]["loss"] if trained else None,
+            # Ids of the corpus left out of the examples served, by
+            # reason (streams/base.py: BatchStream.cut); {} when none.
+            "ids_cut": dict(self.stream.ids_cut),
             # Real (non-padding) tokens.
             "tokens_per_second": (
                 sum(r["tokens"] for r in trained) / seconds

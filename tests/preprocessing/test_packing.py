@@ -99,11 +99,13 @@ def test_packing_by_hand():
     rows = list(pack_full_sentences(documents, 7, BOS, EOS, PAD))
     # Capacity 5: [11 12 13 </s>] and [14 15 16] do not fit together, so
     # the document boundary is the row's own </s>; 17 follows 16 after a
-    # separator; the 9-token sentence is cut to a row of its own.
+    # separator; the 9-token sentence fills a row of its own and its last
+    # 4 ids go on in the next (none is lost).
     assert [list(r[0]) for r in rows] == [
         [BOS, 11, 12, 13, EOS, PAD, PAD],
         [BOS, 14, 15, 16, EOS, 17, EOS],
         [BOS, 18, 18, 18, 18, 18, EOS],
+        [BOS, 18, 18, 18, 18, EOS, PAD],
     ]
     assert [list(r[1]) for r in rows][0] == [1, 1, 1, 1, 1, 0, 0]
     with pytest.raises(ValueError, match="sequence_length must be"):

@@ -430,3 +430,72 @@ def test_numpy_packing_is_the_familys_pack_ids(family_setup, tasks, case):
     for key in want:
         assert got[key].dtype == want[key].dtype, key
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+@pytest.mark.once
+def test_full_sentences_rows_lose_no_id_in_an_epoch(family_setup, tasks):
+    """Every id of the corpus is in one epoch's rows exactly once: a
+    sentence longer than a row (here 30 ids of room) goes on in the next
+    row instead of being cut."""
+    import collections
+    corpus, _, tokenizer, _ = family_setup("bert")
+    capacity = LENGTH - 2
+    lengths = [len(s) for d in range(corpus.num_documents)
+               for s in corpus.document(d)]
+    assert max(lengths) > capacity  # the case is there
+    stream = _stream(family_setup, "mlm", task=tasks("mlm"))
+    stream.order_examples = False
+    rows = []
+    while True:
+        stream.walk.settle()
+        if stream.walk.epoch:
+            break
+        rows.append(stream.next_example()["segments"][0])
+    assert stream.offset == 0
+    packed = collections.Counter(
+        int(t) for row in rows for t in row
+        if t != tokenizer.sep_token_id)  # the separators between documents
+    text = collections.Counter(
+        int(t) for d in range(corpus.num_documents)
+        for t in corpus.document_tokens(d))
+    assert packed == text
+    assert all(len(row) <= capacity for row in rows)
+
+
+@pytest.mark.once
+def test_ids_cut_are_counted_by_reason(family_setup, tasks):
+    """BERT's truncate_seq_pair cuts the corpus' ids of A (and of B when
+    it comes from A's document) past sequence_length - 3: the stream
+    counts exactly those; a masked LM cuts none; a restored stream goes
+    on from the count it had."""
+    corpus = family_setup("bert")[0]
+
+    def ids(origin):
+        document, first, end = origin
+        return sum(len(s) for s in corpus.document(document)[first:end])
+
+    stream = _stream(family_setup, "mlm_nsp", task=tasks("mlm_nsp"))
+    want = 0
+    for _ in range(300):
+        instance = stream._build()
+        a, b = instance["segments"]
+        same = instance["b"][0] == instance["a"][0]
+        want += ids(instance["a"]) - len(a) + (
+            ids(instance["b"]) - len(b) if same else 0)
+        assert sum(stream._cut_now.values()) == (
+            ids(instance["a"]) - len(a)
+            + (ids(instance["b"]) - len(b) if same else 0))
+    assert want > 0
+    served = _stream(family_setup, "mlm_nsp", task=tasks("mlm_nsp"))
+    for step in range(3):
+        served.batch(step)
+    [reason] = served.ids_cut
+    assert "truncate_seq_pair" in reason and served.ids_cut[reason] > 0
+    resumed = _stream(family_setup, "mlm_nsp", task=tasks("mlm_nsp"))
+    resumed.restore(served.state_before(2))
+    resumed.batch(2)
+    assert resumed.ids_cut == served.ids_cut
+    mlm = _stream(family_setup, "mlm", task=tasks("mlm"))
+    for step in range(6):
+        mlm.batch(step)
+    assert mlm.ids_cut == {}

@@ -226,6 +226,7 @@ def test_span_corruption_cuts_568_tokens_into_512_and_114(corpora):
     corpus = corpora("span_corruption")
     stream = _stream("span_corruption", corpus, batch_size=2, seed=5,
                      length=512)
+    stream.order_examples = False  # the construction's order
     assert (stream.tokens_length, stream.targets_length) == (568, 114)
     tokenizer = stream.preprocessor.tokenizer
     end = tokenizer.end_token_id
@@ -252,6 +253,7 @@ def test_span_corruption_cuts_568_tokens_into_512_and_114(corpora):
 def test_causal_lm_blocks_tile_the_stream(corpora):
     corpus = corpora("causal_lm")
     stream = _stream("causal_lm", corpus, batch_size=3, seed=2)
+    stream.order_examples = False  # the construction's order
     end = kzoo.GPT2Tokenizer.from_preset(
         str(corpus.tokenizer_folder)).end_token_id
     ids = _walk_stream(corpus, 2, after=[end])
@@ -275,9 +277,10 @@ def test_bptt_windows_tile_each_row(corpora):
     documents = {tuple(corpus.document_tokens(d).tolist())
                  for d in range(corpus.num_documents)}
     rows = [[] for _ in range(3)]
-    rng = np.random.default_rng([4, 1])  # the stream's generator
     for step in range(12):
         x, y, weights = stream.batch(step)
+        # Drawn by the batch's first example, from its own generator.
+        rng = np.random.default_rng([4, 1, 3 * step])
         length = window_length(rng, 10, stream.sequence_length)
         assert (x["padding_mask"].sum(axis=1) == length).all()
         np.testing.assert_array_equal(weights, x["padding_mask"])
@@ -352,6 +355,7 @@ def _block_kind(block, doc, room):
 def test_bilm_targets_stay_inside_sentences(corpora):
     corpus = corpora("bilm")
     stream = _stream("bilm", corpus, batch_size=2, seed=3)
+    stream.order_examples = False  # the construction's order
     tokenizer = stream.tokenizer
     bos, eos = tokenizer.token_to_id("<S>"), tokenizer.token_to_id("</S>")
     # The framed sentences in the walk's order.

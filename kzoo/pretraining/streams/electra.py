@@ -75,9 +75,13 @@ class ElectraStream(EncoderStream):
                 length += len(sentence)
             else:
                 second.append(sentence)
+        whole = sum(len(sentence) for sentence in first + second)
         first = np.concatenate(first)[:limit - 2]
         second = (np.concatenate(second) if second
                   else first[:0])[:max(0, limit - len(first) - 3)]
+        self.cut("segments cut to sequence_length (ELECTRA's "
+                 "build_pretraining_dataset.py)",
+                 whole - len(first) - len(second))
         if rng.random() < RANDOM_LENGTH_PROB:
             self.target_length = int(rng.integers(MIN_RANDOM_LENGTH,
                                                   limit + 1))

@@ -6,8 +6,10 @@ n-gram, or span with SpanBERT's boundary inputs).
 
 The only state a row carries into the next is where the walk stands: a
 sentence that does not fit a row is put back (the walk's sentence index
-steps back one) and begins the next row, so a checkpoint holds positions,
-never ids.
+steps back one) and begins the next row; one longer than a row fills a
+row and its rest (`offset`: the ids already packed) begins the next, so
+every id of the corpus is in a row once per epoch, and a checkpoint holds
+positions, never ids.
 """
 
 from kzoo.pretraining.objectives import Objective, register_objective
@@ -33,8 +35,13 @@ class FullSentencesStream(EncoderStream):
         adapt: the task's last step on a batch (SBO targets), or None.
     """
 
+    # Ids of the walk's current sentence packed in earlier rows (a
+    # sentence longer than a row).
+    state_fields = ("offset",)
+
     def __init__(self, corpus, preprocessor, batch_size, **kwargs):
         super().__init__(corpus, preprocessor, batch_size, **kwargs)
+        self.offset = 0
         tokenizer = preprocessor.tokenizer
         # The row's content only: pack_ids adds [CLS]/<s> and [SEP]/</s>;
         # between documents the end token, as RoBERTa's.
@@ -47,11 +54,16 @@ class FullSentencesStream(EncoderStream):
         row, walk = self.row, self.walk
         while True:
             ids, _, _, starts_document = walk.next_sentence()
+            if self.offset:  # the rest of a sentence longer than a row
+                ids, starts_document = ids[self.offset:], False
             if not len(ids):
                 continue
-            if not row.add(ids, starts_document):
-                walk.sentence -= 1  # put back: it begins the next row
+            taken = row.add(ids, starts_document)
+            if taken < len(ids):
+                walk.sentence -= 1  # put back: it (or its rest) goes on
+                self.offset += taken
                 break
+            self.offset = 0
             if len(row.content) >= row.capacity:
                 break
         content, row.content = row.content, []

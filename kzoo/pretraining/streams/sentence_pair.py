@@ -35,6 +35,7 @@ from kzoo.preprocessing.sentence_pairs import (IN_ORDER, IS_NEXT, NOT_NEXT,
                                                SWAPPED)
 from kzoo.corpus.shards import CorpusError
 from kzoo.pretraining.objectives import Objective, register_objective
+from kzoo.pretraining.streams.base import DocumentSentences
 from kzoo.pretraining.streams.encoder import (EncoderStream, build_task,
                                               family_task_class,
                                               masking_preprocessor)
@@ -143,7 +144,7 @@ class SentencePairStream(EncoderStream):
         for _ in range(10):
             other = int(self.rng.integers(count - 1))
             other += other >= document  # any document but this one
-            sentences = self.corpus.document(other)
+            sentences = DocumentSentences(self.corpus, other)
             if sentences:
                 break
         else:
@@ -180,7 +181,13 @@ class SentencePairStream(EncoderStream):
         else:
             b = np.concatenate(chunk[a_end:])
             label = IS_NEXT if nsp else IN_ORDER
-        a, b = truncate_seq_pair(a, b, self.max_num_tokens, rng)
+        kept = truncate_seq_pair(a, b, self.max_num_tokens, rng)
+        # The corpus' ids that B's other document lent are not its own.
+        corpus_ids = len(a) + (len(b) if b_from[0] == document else 0)
+        self.cut("truncate_seq_pair (BERT's: a pair longer than "
+                 "sequence_length - 3)", corpus_ids - len(kept[0]) - (
+                     len(kept[1]) if b_from[0] == document else 0))
+        a, b = kept
         return {"segments": (a, b), "label": label, "a": a_from,
                 "b": b_from, "chunk": len(chunk),
                 "target": self.target_length}

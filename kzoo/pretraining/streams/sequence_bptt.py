@@ -14,7 +14,10 @@ the last id, so each row's windows tile its stretch.
 What differs from fastai, and why:
 - fastai cuts the whole concatenated corpus into `batch_size` equal
   stretches up front (it holds the corpus in memory); here each row takes
-  the next whole document of the seeded corpus walk when its own runs out,
+  the next whole document of the seeded corpus walk when its own runs out
+  (the documents in a new permutation every epoch; the examples are not
+  permuted, unlike every other objective's: contiguous rows are the
+  method),
   so nothing needs the corpus' total length or an index of it, and a
   stream's state is one position per row.
 - Batches have one shape: windows are right-padded to `sequence_length`
@@ -69,6 +72,9 @@ class BpttStream(IdsStream):
 
     # One cursor per row, the row to read next and this batch's length.
     state_fields = ("rows", "row", "length")
+    # Row i of batch k continues row i of batch k - 1: the method's
+    # contiguous stretches, served in construction order (base.py).
+    order_examples = False
 
     def __init__(self, corpus, bos_token_id, pad_token_id, batch_size,
                  bptt=BPTT, sequence_length=None, seed=0, **kwargs):
