@@ -25,6 +25,14 @@ def add_arguments(parser):
         default="blank-lines",
         help="what a .txt document is: text between blank lines (default, "
         "as BERT's create_pretraining_data) or a whole file (books)")
+    parser.add_argument(
+        "--text", choices=("auto", "lines", "paragraphs", "raw"),
+        default="auto",
+        help="how a document is cut into sentences: lines (one sentence a "
+        "line, BERT's input), paragraphs (running text split at sentence "
+        "ends), raw (whole, newlines and indentation kept: code or poetry "
+        "for a causal LM); auto (default): lines for blank-line documents, "
+        "paragraphs for --documents files and .jsonl")
     parser.add_argument("--text-field", default="text",
                         help="the field of a .jsonl line holding its text "
                         "(default: text)")
@@ -71,7 +79,8 @@ def run(args):
                 "corpus`.")
         summary = prepare_corpus(
             args.inputs, args.output, args.preset, documents=args.documents,
-            text_field=args.text_field, shard_tokens=args.shard_tokens,
+            text=args.text, text_field=args.text_field,
+            shard_tokens=args.shard_tokens,
             validation_documents=args.validation_documents,
             processes=args.processes, part=args.part,
             overwrite=args.overwrite, progress=False if args.quiet else "bar")

@@ -1,13 +1,15 @@
 """Tokenize a corpus once, into shards on disk (`kzoo prepare-corpus`).
 
 `prepare_corpus(inputs, output, tokenizer)` reads `.txt`/`.jsonl` files
-(and `.gz`; see `kzoo/corpus/sources.py` for what a document is), splits
-each document into sentences (`kzoo.preprocessing.split_sentences`,
-`min_words=1`, over its lines joined with spaces), tokenizes them as the
-running text they come from (`running_text_sentences`: every sentence
-after the first of its document keeps its leading space, which byte-level
-BPE spells into its first token), and writes the ids into shards
-(`kzoo/corpus/shards.py`) with the tokenizer and a manifest:
+(and `.gz`; see `kzoo/corpus/sources.py` for what a document is), cuts
+each document into sentences as its `text` mode says (`"lines"`: one a
+line, BERT's input; `"paragraphs"`: running text split by
+`kzoo.preprocessing.split_sentences`; `"raw"`: the document whole,
+newlines and indentation kept), tokenizes them as the running text they
+come from (`running_text_sentences`: every sentence after the first of
+its document keeps its leading space, which byte-level BPE spells into
+its first token), and writes the ids into shards (`kzoo/corpus/shards.py`)
+with the tokenizer and a manifest:
 
     OUTPUT/tokenizer/        the tokenizer (its preset files)
     OUTPUT/shards/NAME/      tokens.npy, sentences.npy, documents.npy
@@ -74,8 +76,10 @@ from kzoo.corpus.shards import (FORMAT, MANIFEST, SHARDS_FOLDER,
                                 TOKENIZER_FOLDER, CorpusError, read_manifest,
                                 token_dtype, write_manifest,
                                 write_shard_arrays)
-from kzoo.corpus.sources import (DOCUMENT_MODES, SourceReader, find_sources,
-                                 group_files, source_record, split_parts)
+from kzoo.corpus.sources import (DOCUMENT_MODES, TEXT_MODES, SourceReader,
+                                 document_sentences, find_sources,
+                                 group_files, source_record, split_parts,
+                                 text_mode)
 from kzoo.corpus.tokenizer_hash import tokenizer_hash
 from kzoo.utils.files import read_json, sha256_of, write_json
 
@@ -97,7 +101,8 @@ MARKER = ".kzoo-corpus"
 
 
 def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
-                   text_field="text", shard_tokens=DEFAULT_SHARD_TOKENS,
+                   text="auto", text_field="text",
+                   shard_tokens=DEFAULT_SHARD_TOKENS,
                    validation_documents=None, processes=None, part=None,
                    overwrite=False, progress=True):
     """Tokenize text files into a sharded corpus in `output`.
@@ -110,6 +115,12 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
             tokenizer to use.
         documents: `"blank-lines"` (blank lines separate a `.txt` file's
             documents) or `"files"` (each `.txt` file is one document).
+        text: how a document's text is cut into sentences: `"lines"`
+            (each line one sentence, BERT's input), `"paragraphs"`
+            (running text, split at sentence ends), `"raw"` (the document
+            whole, newlines and indentation kept: a causal LM's corpus),
+            or `"auto"`: `"lines"` for `.txt` with
+            `documents="blank-lines"`, else `"paragraphs"`.
         text_field: the field of a `.jsonl` line that holds its text.
         shard_tokens: tokens per shard (a shard ends at the first document
             boundary at or past it).
@@ -138,7 +149,7 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
     ```
     """
     started = time.perf_counter()
-    options = _check_options(documents, text_field, shard_tokens,
+    options = _check_options(documents, text, text_field, shard_tokens,
                              validation_documents)
     processes = _check_processes(processes)
     part = parse_part(part)
@@ -274,10 +285,14 @@ def merge_parts(output, progress=True):
 # ----------------------------------------------------------------------
 # Checks
 # ----------------------------------------------------------------------
-def _check_options(documents, text_field, shard_tokens, validation_documents):
+def _check_options(documents, text, text_field, shard_tokens,
+                   validation_documents):
     if documents not in DOCUMENT_MODES:
         raise CorpusError(f"documents must be one of {DOCUMENT_MODES}; got "
                           f"{documents!r}.")
+    if text not in TEXT_MODES:
+        raise CorpusError(f"text must be one of {TEXT_MODES}; got "
+                          f"{text!r}.")
     if not isinstance(text_field, str) or not text_field:
         raise CorpusError(f"text_field must be a field name; got "
                           f"{text_field!r}.")
@@ -292,7 +307,7 @@ def _check_options(documents, text_field, shard_tokens, validation_documents):
         raise CorpusError("validation_documents must be an integer >= 0 "
                           f"(or None: 1%, at most {MAX_DEFAULT_VALIDATION})"
                           f"; got {validation_documents!r}.")
-    return {"documents": documents, "text_field": text_field,
+    return {"documents": documents, "text": text, "text_field": text_field,
             "shard_tokens": int(shard_tokens),
             "validation_documents": None if validation_documents is None
             else int(validation_documents)}
@@ -765,6 +780,8 @@ def _prepare_unit(job, on_progress=None):
     for path in paths:
         reader = SourceReader(path, options["documents"],
                               options["text_field"])
+        mode = text_mode(options.get("text", "auto"), reader.kind,
+                         options["documents"])
         counted = 0
         stats = {"path": path, "documents": 0, "sentences": 0, "tokens": 0}
         batch, size = [], 0
@@ -772,11 +789,11 @@ def _prepare_unit(job, on_progress=None):
             batch.append(document)
             size += len(document)
             if len(batch) >= BATCH_DOCUMENTS or size >= BATCH_BYTES:
-                _tokenize_into(writer, batch, stats)
+                _tokenize_into(writer, batch, stats, mode)
                 batch, size = [], 0
                 counted = _count(reader.bytes_read, counted, on_progress)
         if batch:
-            _tokenize_into(writer, batch, stats)
+            _tokenize_into(writer, batch, stats, mode)
         _count(Path(path).stat().st_size, counted, on_progress)
         files.append(stats)
     return {"shards": writer.finish(), "files": files}
@@ -791,15 +808,13 @@ def _count(position, counted, on_progress):
     return position
 
 
-def _tokenize_into(writer, documents, stats):
-    """Split `documents` into sentences, tokenize them all at once, and
-    hand the ids to `writer`; empty sentences and documents are dropped."""
-    from kzoo.preprocessing.packing import running_text_sentences
-    from kzoo.preprocessing.sentence_pairs import split_sentences
+def _tokenize_into(writer, documents, stats, mode):
+    """Cut `documents` into sentences (`mode`: see `document_sentences`),
+    tokenize them all at once, and hand the ids to `writer`; empty
+    sentences and documents are dropped."""
     sentences, per_document = [], []
     for document in documents:
-        pieces = running_text_sentences(split_sentences(document,
-                                                        min_words=1))
+        pieces = document_sentences(document, mode)
         sentences += pieces
         per_document.append(len(pieces))
     if not sentences:

@@ -14,13 +14,28 @@ Documents:
 - `.jsonl`: each line is one JSON object, a document, whose text is in
   `text_field` (`"text"` by default); blank lines are skipped.
 
-A document's lines are joined with spaces; `prepare.py` splits the result
-into sentences.
+A document is yielded as its text: its lines joined with `"\n"` as they
+were (indentation kept; a `documents="files"` document keeps its blank
+lines, which separate its paragraphs). `document_sentences` cuts it into
+the pieces a corpus stores, by the `text` option:
+
+- `"lines"`: each non-blank line is one sentence, as BERT's
+  `create_pretraining_data.py` reads its input ("one sentence per line";
+  the default for `.txt` with `documents="blank-lines"`);
+- `"paragraphs"`: the document is running text, hard-wrapped or not
+  (its lines joined; a blank line inside it, as between a book's
+  paragraphs, ends a paragraph), split into sentences by
+  `kzoo.preprocessing.split_sentences` (the default for books,
+  `documents="files"`, and for `.jsonl`);
+- `"raw"`: the document whole, one piece, every newline and indent kept
+  (code and poetry for a causal LM: GPT-2 reads them as the text has
+  them).
 """
 
 import glob
 import gzip
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -28,6 +43,7 @@ from kzoo.corpus.shards import CorpusError
 
 SUFFIXES = (".txt", ".jsonl", ".txt.gz", ".jsonl.gz")
 DOCUMENT_MODES = ("blank-lines", "files")
+TEXT_MODES = ("auto", "lines", "paragraphs", "raw")
 # Bytes read before a file's first document is checked for binary data.
 _SNIFF_BYTES = 8192
 
@@ -209,15 +225,19 @@ class SourceReader:
             if line.strip():
                 document.append(line)
             elif document:
-                yield " ".join(document)
+                yield "\n".join(document)
                 document = []
         if document:
-            yield " ".join(document)
+            yield "\n".join(document)
 
     def _whole_file(self, lines):
-        document = [line for _, line in lines if line.strip()]
-        if document:
-            yield " ".join(document)
+        document = [line for _, line in lines]
+        while document and not document[-1].strip():
+            document.pop()
+        first = next((i for i, line in enumerate(document) if line.strip()),
+                     len(document))
+        if document[first:]:
+            yield "\n".join(document[first:])
 
     def _jsonl(self, lines):
         field = self.text_field
@@ -248,3 +268,34 @@ class SourceReader:
                     "field with --text-field (text_field=...).")
             if text.strip():
                 yield text
+
+
+def text_mode(text, kind, documents):
+    """The `text` mode a file is read with: `text` itself, or for
+    `"auto"`, `"lines"` for a `.txt` file of blank-line-separated
+    documents (BERT's input), `"paragraphs"` for a book
+    (`documents="files"`) or a `.jsonl` file."""
+    if text != "auto":
+        return text
+    return "lines" if kind == ".txt" and documents == "blank-lines" \
+        else "paragraphs"
+
+
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+
+
+def document_sentences(document, mode):
+    """A document's text -> the pieces a corpus stores (see the module
+    doc), each after the first of a document led by the space before it
+    in the running text (`running_text_sentences`), except in `"raw"`."""
+    from kzoo.preprocessing.packing import running_text_sentences
+    from kzoo.preprocessing.sentence_pairs import split_sentences
+    if mode == "raw":
+        return [document] if document.strip() else []
+    if mode == "lines":
+        return running_text_sentences(document.split("\n"))
+    sentences = []
+    for paragraph in _BLANK_LINE.split(document):
+        # min_words=0: a piece of punctuation alone ("* * *") is kept too.
+        sentences += split_sentences(paragraph, min_words=0)
+    return running_text_sentences(sentences)

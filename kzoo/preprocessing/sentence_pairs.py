@@ -18,13 +18,36 @@ NOT_NEXT = 1
 IN_ORDER = 0
 SWAPPED = 1
 
-# A sentence ends at . ! or ? (optionally closed by quotes/brackets) followed
-# by whitespace; good enough for prose such as the bundled novels.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\)\]]*\s+")
+# Where a sentence ends, then the closing quotes or brackets after it:
+# - ASCII . ! ? followed by whitespace (so "3.5" and "a.m." inside a
+#   sentence stay whole; an abbreviation such as "Mr." before a space
+#   still ends one: good enough for prose such as the bundled novels);
+# - the full stops and question/exclamation marks of scripts that mark
+#   sentences with their own characters, whatever follows (CJK text puts
+#   no space after them): CJK 。！？ and halfwidth ｡, Arabic ؟ and Urdu
+#   ۔, Devanagari । ॥, Ethiopic ። ፧ ፨, Armenian ։, Myanmar ။, Khmer ។.
+_CLOSERS = "\"'\u2019\u201d\u00bb)\\]}\u300d\u300f\u3011\uff09\uff3d"
+_OWN_STOPS = ("\u3002\uff01\uff1f\uff61\u061f\u06d4\u0964\u0965"
+              "\u1362\u1367\u1368\u0589\u104b\u17d4")
+_SENTENCE_END = re.compile(
+    rf"[.!?][{_CLOSERS}]*(?=\s)|[{_OWN_STOPS}][{_CLOSERS}]*")
+# A word, for `min_words`: a run of non-space characters with a letter or
+# digit in it, or one character of a script written without spaces (Han,
+# kana); punctuation alone is none.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]*\w[^\s{_CJK}]*")
 
 
 def split_sentences(text, min_words=3):
     """Split prose into sentences, dropping fragments under `min_words`.
+
+    Whitespace is collapsed to single spaces first (the text is running
+    prose: line breaks inside a paragraph are not kept). A sentence ends
+    after `.`, `!` or `?` and a space, or after a script's own full stop
+    or question mark (CJK `。！？`, Arabic `؟`, Devanagari `।`, Amharic
+    `።`, ...), closing quotes and brackets included. A word is a run of
+    non-space characters with a letter or digit, or one Han or kana
+    character.
 
     Example:
     ```python
@@ -32,11 +55,16 @@ def split_sentences(text, min_words=3):
     assert preprocessing.split_sentences(
         "It rained all day. We stayed in. The end came at last.",
         min_words=4) == ["It rained all day.", "The end came at last."]
+    assert preprocessing.split_sentences(
+        "密码已使用。请选择其他密码。", min_words=1) == [
+        "密码已使用。", "请选择其他密码。"]
     ```
     """
     text = " ".join(text.split())
-    sentences = [s.strip() for s in _SENTENCE_END.split(text)]
-    return [s for s in sentences if len(s.split()) >= min_words]
+    cuts = [0] + [end.end() for end in _SENTENCE_END.finditer(text)]
+    sentences = [text[a:b].strip() for a, b in zip(cuts, cuts[1:] + [None])]
+    return [s for s in sentences
+            if s and len(_WORD.findall(s)) >= min_words]
 
 
 def next_sentence_pairs(documents, seed=None, not_next_rate=0.5):

@@ -37,10 +37,16 @@ def tokenizer():
     return Tokenizer.from_preset(BERT)
 
 
-def expected(tokenizer, document):
-    """A document's sentences' ids, tokenized as running text."""
-    sentences = running_text_sentences(
-        split_sentences(" ".join(document.split("\n")), min_words=1))
+def expected(tokenizer, document, text="lines"):
+    """A document's sentences' ids, tokenized as running text: each line
+    a sentence (`text="lines"`, BERT's input), or each blank-line
+    paragraph split into sentences (`"paragraphs"`)."""
+    if text == "lines":
+        sentences = document.split("\n")
+    else:
+        sentences = [s for paragraph in document.split("\n\n")
+                     for s in split_sentences(paragraph, min_words=1)]
+    sentences = running_text_sentences(sentences)
     return [list(ids) for ids in tokenizer.tokenize(sentences)]
 
 
@@ -86,10 +92,11 @@ def test_files_mode_makes_each_file_one_document(tmp_path, tokenizer):
     prepare([tmp_path / "in"], tmp_path / "out", tokenizer,
             documents="files")
     corpus = Corpus(tmp_path / "out")
-    # A file's lines run on: "One sentence only" has no full stop of its
-    # own and starts the sentence that "Mr. Knightley came." ends.
-    assert as_lists(corpus) == [expected(tokenizer, "\n".join(DOCUMENTS[:2])),
-                                expected(tokenizer, "\n".join(DOCUMENTS[2:]))]
+    # A book's paragraphs (between blank lines) are split into sentences:
+    # "One sentence only" has no full stop but ends its paragraph.
+    assert as_lists(corpus) == [
+        expected(tokenizer, "\n\n".join(DOCUMENTS[:2]), "paragraphs"),
+        expected(tokenizer, "\n\n".join(DOCUMENTS[2:]), "paragraphs")]
 
 
 def test_byte_level_bpe_sentences_keep_their_leading_space(tmp_path):
@@ -100,8 +107,7 @@ def test_byte_level_bpe_sentences_keep_their_leading_space(tmp_path):
     for index, document in enumerate(DOCUMENTS):
         whole = gpt2.tokenize([" ".join(document.split())])[0]
         assert corpus.document_tokens(index).tolist() == list(whole)
-        assert len(corpus.document(index)) == len(
-            split_sentences(document, min_words=1))
+        assert len(corpus.document(index)) == len(document.split("\n"))
 
 
 def test_gz_and_jsonl_give_the_txt_ids(tmp_path, tokenizer):
@@ -117,7 +123,7 @@ def test_gz_and_jsonl_give_the_txt_ids(tmp_path, tokenizer):
     prepare([tmp_path / "txt"], tmp_path / "a", tokenizer)
     prepare([tmp_path / "gz.txt.gz"], tmp_path / "b", tokenizer)
     prepare([str(tmp_path / "j*.jsonl*")], tmp_path / "c", tokenizer,
-            text_field="body")
+            text_field="body", text="lines")
     lists = [as_lists(Corpus(tmp_path / name)) for name in "abc"]
     assert lists[0] == lists[1] == lists[2]
     assert len(lists[0]) == 4
