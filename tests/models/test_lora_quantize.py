@@ -20,10 +20,12 @@ import keras
 import numpy as np
 import pytest
 
+import kzoo
 from helpers import assert_all_close, to_numpy
 from kzoo.core import lora, quantization
 from kzoo.core.backbone import Backbone
 from kzoo.core.task import Task
+from kzoo.utils.skip_init import initial_values_skipped
 from text_testing import (example_labels, example_texts, make_task,
                           model_inputs, registered, task_backbone_cls,
                           tiny_backbone)
@@ -36,9 +38,14 @@ TARGETS = {"ElmoBackbone": ["token_projection"],
            "AwdLstmBackbone": ["token_embedding"]}
 # int8 (Keras' absmax weights per output channel, inputs per token)
 # against float32 on these tiny random models, seed 0: the largest
-# |difference| of any output, over max(1, the largest |output|), is
-# measured at most 0.012 (ELECTRA; BERT 2e-4) on the three backends.
-INT8_TOLERANCE = 0.05
+# |difference| of any output over max(1, the largest |output|), measured
+# (torch): BERT 1.3e-4, ALBERT 8.8e-5, RoBERTa 1.0e-4, XLM-R 9.4e-5,
+# DistilBERT 5.7e-5, DeBERTa-v3 4.4e-5, ELECTRA 6.3e-5, BART 1.0e-4,
+# AWD-LSTM 2.8e-5 (its head alone), GPT-2 1.8e-3, ELMo 3.4e-3, and T5
+# 3.6e-2 (its seq2seq LM: twelve quantized attentions deep, logits
+# unscaled by a norm).
+INT8_TOLERANCE = 1e-2
+INT8_TOLERANCE_T5 = 1e-1
 
 
 def _family_task_cls(backbone_cls):
@@ -186,7 +193,9 @@ def test_int8(backbone_cls, tmp_path):
     outputs = _outputs(task, inputs)
     difference = _largest_difference(outputs, expected)
     print(f"{backbone_cls.__name__} int8 |diff| / scale: {difference:.2e}")
-    assert 0 < difference <= INT8_TOLERANCE
+    tolerance = INT8_TOLERANCE_T5 if backbone_cls.__name__ == \
+        "T5Backbone" else INT8_TOLERANCE
+    assert 0 < difference <= tolerance
     with pytest.raises(ValueError, match="already quantized.*once"):
         task.quantize("int8")
 
@@ -200,3 +209,58 @@ def test_int8(backbone_cls, tmp_path):
     assert quantization.quantized_layers(loaded) == quantized
     assert_all_close(_outputs(loaded, inputs), outputs, atol=1e-6,
                      what="int8 outputs after .keras save/load")
+
+
+def test_float8():
+    """Keras' float8 (e4m3 weights and inputs, delayed scaling) on
+    BERT's classifier: measured |diff| / scale 5.6e-4 (torch)."""
+    task, inputs, _, _ = _task(kzoo.BertBackbone)
+    expected = _outputs(task, inputs)
+    task.quantize("float8")
+    assert set(quantization.quantized_layers(task).values()) == \
+        {"float8_from_float32"}
+    assert 0 < _largest_difference(_outputs(task, inputs), expected) <= \
+        INT8_TOLERANCE
+
+
+@pytest.mark.once
+def test_bad_calls_say_what_to_do(tmp_path):
+    with initial_values_skipped():
+        bert = tiny_backbone(kzoo.BertBackbone)
+        awd_lstm = tiny_backbone(kzoo.AwdLstmBackbone)
+    with pytest.raises(ValueError, match="rank must be a positive integer"):
+        bert.enable_lora(0)
+    with pytest.raises(ValueError, match=r"Use \['query'\]"):
+        bert.enable_lora(2, target_layer_names="query")
+    with pytest.raises(ValueError, match="no layer named \\['nothing'\\].*"
+                       "take LoRA are named"):
+        bert.enable_lora(2, target_layer_names=["nothing"])
+    with pytest.raises(ValueError, match="LoRA is not enabled.*"
+                       "enable_lora"):
+        bert.save_lora_weights(tmp_path / "a.lora.h5")
+    with pytest.raises(ValueError, match="no attention.*token_embedding.*"
+                       "target_layer_names"):
+        awd_lstm.enable_lora(2)
+    with pytest.raises(ValueError, match="no Dense projection to quantize"):
+        awd_lstm.quantize("int8")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        bert.quantize("int4")  # Keras has it; kzoo has not tested it
+
+    bert.enable_lora(2)
+    with pytest.raises(ValueError, match="already enabled"):
+        bert.enable_lora(2)
+    with pytest.raises(ValueError, match=r"must end in '\.lora\.h5'"):
+        bert.save_lora_weights(tmp_path / "adapters.h5")
+    bert.save_lora_weights(tmp_path / "rank2.lora.h5")
+    with initial_values_skipped():
+        other = tiny_backbone(kzoo.BertBackbone)
+    other.enable_lora(4)
+    with pytest.raises(ValueError, match="rank-2 adapters.*rank 4"):
+        other.load_lora_weights(tmp_path / "rank2.lora.h5")
+    bert.save_weights(tmp_path / "plain.weights.h5")
+    with pytest.raises(ValueError, match="not a kzoo LoRA file"):
+        other.load_lora_weights(tmp_path / "plain.weights.h5")
+
+    bert.quantize("int8")
+    with pytest.raises(ValueError, match="already quantized \\(int8"):
+        bert.quantize("float8")
