@@ -5,7 +5,8 @@ For contributors. A kzoo family is a backbone, its tokenizer and
 preprocessors, its tasks, a Hugging Face converter and presets, held to
 the contracts every family keeps: config is the model, the same numbers
 on every backend, exact to `transformers`, lossless round trips, clear
-errors on bad input (the README's "Adding a family" section). Nearly all of it is
+errors on bad input (`docs/design.md`'s "Adding a family" section, the
+[design page](../design.md#adding-a-family)). Nearly all of it is
 shared: a family configures `kzoo.layers`, `kzoo.tasks.task_wiring` and
 `kzoo.convert.base` rather than copying them.
 
@@ -66,7 +67,7 @@ keras.utils.set_random_seed(0)
 | model parallelism | the backbone's `layout_rules()` | `transformer_rules()` |
 | presets | `presets/<name>/`, written by `scripts/make_presets.py` from the family's rows in `scripts/preset_table.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
 | tests | `tests/models/<family>/`, `tests/convert/test_<family>_parity.py`, `tests/<family>_testing.py` (tiny configs) | |
-| documentation | a README section and row, `docs/api/models/<family>.md` (one `:::` line per public name), a line in `mkdocs.yml` | |
+| documentation | a row of the README's families table, `docs/api/models/<family>.md` (one `:::` line per public name), a line in `mkdocs.yml` | |
 
 What an installed kzoo says about RoBERTa:
 """
@@ -552,7 +553,7 @@ done
 
 A family's default tests should take about a minute per backend on two
 CPU cores; real-sized runs are marked `large`, backend-independent ones
-`once`. Then the README row and section, `docs/api/models/<family>.md`,
+`once`. Then the README's families-table row, `docs/api/models/<family>.md`,
 its `mkdocs.yml` line, and `mkdocs build --strict`.
 """
 
