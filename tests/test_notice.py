@@ -2,7 +2,7 @@
 
 A bundled file is any file in presets/, kzoo/data/ or tests/data/ that
 is not kzoo's own: the JSON a preset writer makes (config, metadata,
-tokenizer, preprocessor, task) and the READMEs that state provenance are kzoo's;
+tokenizer, preprocessor, task, generation settings) and the READMEs that state provenance are kzoo's;
 everything else (vocabularies, SentencePiece models, BPE merges,
 corpora, fixtures) came from somewhere and carries a licence.
 """
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.once
 REPO = Path(__file__).resolve().parent.parent
 BUNDLE_DIRS = ("presets", "kzoo/data", "tests/data")
 KZOO_OWN = {"config.json", "metadata.json", "tokenizer.json",
-            "preprocessor.json", "task.json"}
+            "preprocessor.json", "task.json", "generation.json"}
 
 
 def _bundled():
