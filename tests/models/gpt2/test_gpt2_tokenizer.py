@@ -141,7 +141,13 @@ def keras_flatten(structure):
 
 def test_generate_pre_and_postprocess(tokenizer):
     preprocessor = kzoo.GPT2CausalLMPreprocessor(tokenizer)
+    # The prompt alone, as transformers' tokenizer and OpenAI's
+    # conditional sampler encode it; the start token only when asked.
     ids = preprocessor.generate_preprocess(["Hello world", "Hi"])
+    assert ids == [[15496, 995], [17250]]
+    started = kzoo.GPT2CausalLMPreprocessor(tokenizer,
+                                            prompt_start_token=True)
+    ids = started.generate_preprocess(["Hello world", "Hi"])
     assert ids == [[END, 15496, 995], [END, 17250]]
     texts = preprocessor.generate_postprocess(
         [[END, 15496, 995, END], [END, 17250]], stop_token_ids=[END])
