@@ -162,8 +162,9 @@ def test_tensorflow_strategy_feed_starts_each_iterator_at_the_run(
             return ids, draws, np.ones(len(ids), np.float32)
 
     corpus = Corpus(tiny[2])
-    run = Run.__new__(Run)  # the two attributes `_batches` reads
+    run = Run.__new__(Run)  # the three attributes `_batches` reads
     run.stream, run.feed_lock = Weighted(corpus, 4, seed=3), threading.Lock()
+    run.real_tokens = {}  # each batch's real tokens, for throughput
     resumed_at, steps = 3, 20
     for step in range(resumed_at):
         run.stream.batch(step)
