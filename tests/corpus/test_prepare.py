@@ -16,6 +16,7 @@ import pytest
 
 from kzoo.corpus import Corpus, CorpusError, merge_parts, prepare_corpus
 from kzoo.corpus import prepare as prepare_module
+from kzoo.corpus import shard_writer
 from kzoo.core.tokenizer import Tokenizer
 from kzoo.preprocessing.packing import running_text_sentences
 from kzoo.preprocessing.sentence_pairs import split_sentences
@@ -197,7 +198,7 @@ def test_rerun_is_a_no_op_and_other_options_are_refused(
 def test_interrupted_preparation_leaves_no_corpus(tmp_path, tokenizer,
                                                   monkeypatch):
     write_txt(tmp_path / "a.txt", DOCUMENTS)
-    real = prepare_module.write_shard_arrays
+    real = shard_writer.write_shard_arrays
     calls = []
 
     def crash_after_one(*args):
@@ -206,7 +207,7 @@ def test_interrupted_preparation_leaves_no_corpus(tmp_path, tokenizer,
         calls.append(args[1])
         return real(*args)
 
-    monkeypatch.setattr(prepare_module, "write_shard_arrays",
+    monkeypatch.setattr(shard_writer, "write_shard_arrays",
                         crash_after_one)
     with pytest.raises(KeyboardInterrupt):
         prepare([tmp_path / "a.txt"], tmp_path / "out", tokenizer,
@@ -214,7 +215,7 @@ def test_interrupted_preparation_leaves_no_corpus(tmp_path, tokenizer,
     assert (tmp_path / "out" / "shards" / calls[0]).is_dir()
     with pytest.raises(CorpusError, match="not a prepared corpus"):
         Corpus(tmp_path / "out")
-    monkeypatch.setattr(prepare_module, "write_shard_arrays", real)
+    monkeypatch.setattr(shard_writer, "write_shard_arrays", real)
     prepare([tmp_path / "a.txt"], tmp_path / "out", tokenizer,
             shard_tokens=10)
     corpus = Corpus(tmp_path / "out")

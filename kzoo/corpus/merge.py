@@ -1,0 +1,116 @@
+"""Part manifests merged into the corpus' `manifest.json`, with the last
+documents held out for validation (`kzoo/corpus/validation_split.py`)."""
+
+import sys
+from pathlib import Path
+
+from kzoo.corpus.output_folder import (clean_shards, listed_shards,
+                                       merge_lock, part_manifest_name,
+                                       read_existing)
+from kzoo.corpus.report import count_totals
+from kzoo.corpus.shards import (MANIFEST, SHARDS_FOLDER, CorpusError,
+                                read_manifest, write_manifest)
+from kzoo.corpus.validation_split import held_out_count, hold_out
+from kzoo.utils.files import read_json
+
+
+def merge_parts(output, progress=True):
+    """Merge the part manifests of `output` into its `manifest.json`.
+
+    Raises `CorpusError` when a part is missing or the parts disagree (a
+    tokenizer or options of their own)."""
+    output = Path(output)
+    manifests = sorted(output.glob("manifest.part-*-of-*.json"))
+    if not manifests:
+        raise CorpusError(
+            f"{output} holds no part manifests (manifest.part-I-of-N.json) "
+            "to merge. Prepare the parts first: `kzoo prepare-corpus PRESET "
+            f"INPUTS... --output {output} --part I/N`.")
+    counts = {read_json(path)["part"][1] for path in manifests}
+    if len(counts) > 1:
+        raise CorpusError(
+            f"{output} holds parts of {sorted(counts)} parts each: prepare "
+            "every part with the same N (remove the others' "
+            "manifest.part-*.json).")
+    count = counts.pop()
+    if not merge_if_complete(output, count, progress):
+        present = {read_json(path)["part"][0] for path in manifests}
+        missing = [str(i) for i in range(count) if i not in present]
+        raise CorpusError(
+            f"{output} lacks part(s) {', '.join(missing)} of {count}: "
+            f"run `kzoo prepare-corpus ... --part {missing[0]}/{count}` "
+            "for each, then merge.")
+    return read_manifest(output)
+
+
+def merge_if_complete(output, count, progress):
+    """Merge when all `count` part manifests agree; True when
+    `manifest.json` then lists the whole corpus."""
+    with merge_lock(output):
+        parts = []
+        for index in range(count):
+            manifest = read_existing(output / part_manifest_name(
+                (index, count)))
+            if manifest is None:
+                return False
+            parts.append(manifest)
+        first = parts[0]
+        for manifest in parts[1:]:
+            for key in ("tokenizer", "options"):
+                if manifest[key] != first[key]:
+                    raise CorpusError(
+                        f"The parts in {output} disagree on their {key} "
+                        f"(part 0's and part {manifest['part'][0]}'s "
+                        "differ). Prepare every part with the same "
+                        "tokenizer and options.")
+        sources = [record for manifest in parts
+                   for record in manifest["sources"]]
+        existing = read_existing(output / MANIFEST)
+        if existing is not None and existing.get("sources") == sources and \
+                existing.get("tokenizer") == first["tokenizer"] and \
+                existing.get("options") == first["options"] and \
+                existing.get("parts") == parts_entry(parts):
+            return True
+        if not any(manifest["shards"] for manifest in parts):
+            raise CorpusError(
+                f"The inputs of {output}'s {count} parts hold no text: every "
+                "file is empty or blank. Check the inputs.")
+        manifest = finalize(output, parts)
+        write_manifest(output, manifest)
+        keep = listed_shards(manifest)
+        for part in parts:
+            keep |= listed_shards(part)
+        clean_shards(output, "", keep=keep | {
+            path.name for path in (output / SHARDS_FOLDER).glob(".*")})
+        if progress and count > 1:
+            print(f"Merged {count} parts into {output / MANIFEST}.",
+                  file=sys.stderr)
+        return True
+
+
+def parts_entry(parts):
+    return [dict({"part": manifest["part"][0], "of": manifest["part"][1]},
+                 **count_totals(manifest["shards"]),
+                 sources=len(manifest["sources"]))
+            for manifest in parts]
+
+
+def finalize(output, parts):
+    """The corpus manifest of `parts` (part manifests, in order), with
+    the last documents held out for validation."""
+    first = parts[0]
+    shards = [record for manifest in parts for record in manifest["shards"]]
+    total = sum(record["documents"] for record in shards)
+    held = held_out_count(total, first["options"]["validation_documents"])
+    train, validation = hold_out(output, shards, held)
+    manifest = {
+        "tokenizer": first["tokenizer"], "dtype": first["dtype"],
+        "options": first["options"],
+        "sources": [r for manifest in parts for r in manifest["sources"]],
+        "parts": parts_entry(parts),
+        "shards": train, "validation_shards": validation,
+        "bytes": sum(r["bytes"] for m in parts for r in m["sources"]),
+        **count_totals(train),
+        "validation": count_totals(validation),
+    }
+    return manifest
