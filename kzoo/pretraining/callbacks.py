@@ -20,6 +20,15 @@ import math
 import time
 
 import keras
+import numpy as np
+
+# Within this many nats of the corpus' unigram entropy, a held-out loss
+# says the model predicts little beyond each token's frequency (the
+# plateau a from-scratch run can stay on: docs/pretraining_at_scale.md).
+PLATEAU_MARGIN = 0.1
+# Tokens counted at a time: the memory of the count stays bounded however
+# large the shards are.
+_COUNT_CHUNK = 1 << 24
 
 
 class RunMetrics(keras.callbacks.Callback):
@@ -113,9 +122,25 @@ class RunMetrics(keras.callbacks.Callback):
                                                      700))
         self.run.note_evaluation(record)
         self._write(record)
+        if language_model_loss is not None:
+            self._report_plateau(language_model_loss)
         if self._progbar is not None:
             print(" ".join(f"{k}={v:.4g}" for k, v in record.items()
                            if k != "step") + f" (step {self.step})")
+
+    def _report_plateau(self, loss):
+        """Print the held-out loss beside the corpus' unigram entropy (the
+        loss of predicting every token by its frequency alone), with a
+        warning while the model does no better than that."""
+        run = self.run
+        engine = getattr(run, "engine", None)
+        shards = getattr(getattr(run, "corpus", None), "shards", None)
+        if not shards or (engine is not None and not engine.chief):
+            return
+        if getattr(self, "_unigram_entropy", None) is None:
+            self._unigram_entropy = unigram_entropy(shards)
+        print(plateau_report(loss, self._unigram_entropy, self.step),
+              flush=True)
 
     def _write(self, record):
         self._metrics_file.write(json.dumps(record) + "\n")
@@ -187,3 +212,41 @@ def language_model_loss_of(evaluated):
     if any(key.endswith("_loss") for key in evaluated):
         return None
     return evaluated.get("loss")
+
+
+def unigram_entropy(shards):
+    """The entropy, in nats, of the token frequencies of `shards` (a
+    corpus' `shards`): the held-out loss of a model that predicts every
+    token by how often it occurs, ignoring its context."""
+    counts = np.zeros((0,), np.int64)
+    for shard in shards:
+        for start in range(0, shard.tokens.size, _COUNT_CHUNK):
+            found = np.bincount(np.asarray(
+                shard.tokens[start:start + _COUNT_CHUNK], np.int64))
+            if found.size > counts.size:
+                counts = np.pad(counts, (0, found.size - counts.size))
+            counts[:found.size] += found
+    total = counts.sum()
+    if total == 0:
+        return None
+    shares = counts[counts > 0] / total
+    return float(-(shares * np.log(shares)).sum())
+
+
+def plateau_report(loss, entropy, step):
+    """One line: the held-out loss at `step` beside the unigram entropy,
+    with a warning while the loss is within `PLATEAU_MARGIN` of it (or
+    above it)."""
+    if entropy is None:
+        return f"kzoo pretrain: held-out loss {loss:.3f} (step {step})"
+    line = (f"kzoo pretrain: held-out loss {loss:.3f} nats at step {step}; "
+            f"the corpus' unigram entropy {entropy:.3f} nats "
+            f"({entropy - loss:+.3f} below it)")
+    if loss > entropy - PLATEAU_MARGIN:
+        line += ("\nkzoo pretrain: warning: the model predicts no better "
+                 "than word frequencies alone (the unigram plateau): its "
+                 "features carry little about the input yet. Train longer, "
+                 "or with the small-model recipe (a higher --learning-rate "
+                 "with warmup, --clip-norm, --pretraining-dropout 0, a "
+                 "smaller vocabulary): docs/pretraining_at_scale.md")
+    return line
