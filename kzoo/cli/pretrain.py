@@ -58,6 +58,8 @@ def add_arguments(parser):
                         help=OPTIONS["from_scratch"][2])
     parser.add_argument("--overwrite", action="store_true", default=None,
                         help=OPTIONS["overwrite"][2])
+    parser.add_argument("--extend-schedule", action="store_true",
+                        default=None, help=OPTIONS["extend_schedule"][2])
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar")
     parser.add_argument("--print-recipe", action="store_true",
@@ -75,6 +77,7 @@ def run(args):
     options = {name: getattr(args, name) for name in _FLAGS}
     options["from_scratch"] = args.from_scratch
     options["overwrite"] = args.overwrite
+    options["extend_schedule"] = args.extend_schedule
     if args.quiet:
         options["verbose"] = 0
     if args.print_recipe:

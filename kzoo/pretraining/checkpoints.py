@@ -9,8 +9,10 @@ Layout of a run's OUTPUT folder:
     checkpoints/step-000000123/   one complete checkpoint:
         variables.npz             every variable of the model and the
                                   optimizer, in `variables` order
-        state.json                the step, the variables' paths, the
-                                  stream's position, the options
+        state.json                the step, the variables' paths and
+                                  keys (`variable_keys`: what they are
+                                  restored by), the stream's position,
+                                  the options
     preset/                       the trained model, at the end
 
 A checkpoint is written into `checkpoints/.step-000000123.partial-PID`,
@@ -184,18 +186,120 @@ def read_state(folder):
     return state
 
 
-def read_arrays(folder, dtypes):
-    """The variables' values, restored to `dtypes` (their names)."""
+# A path component: a name and the number Keras may have appended.
+_NUMBERED = re.compile(r"^(.*?)(?:_(\d+))?$")
+# Paths named at most in a message, per kind of mismatch.
+_SHOWN = 4
+
+
+def variable_keys(model_variables, optimizer_variables):
+    """The names a checkpoint stores its variables under and restores
+    them by: each variable's path, with what differs between two builds
+    of the same model taken out.
+
+    Keras names an object that is given no name after its class and a
+    count kept per process (`seed_generator_7`, `adam_w_2`), so the same
+    model built again in one process, or after other models, has other
+    paths. Here every path component is renumbered by its first
+    appearance among the components of the same stem
+    (`seed_generator_7` -> `seed_generator#0` wherever it comes first),
+    which is the same for every build of one model and keeps distinct
+    components distinct. An optimizer's slot (`adam_w/
+    mlm_head_bias_momentum`: Keras names it after its variable's path)
+    is named after its variable's key: `adam_w#0/mlm_head#0/bias#0>
+    momentum`.
+    """
+    by_flat = {v.path.replace("/", "_") + "_": v for v in model_variables
+               if v.trainable}
+    split = [v.path.split("/") for v in model_variables]
+    slots = []
+    for variable in optimizer_variables:
+        *owner, name = variable.path.split("/")
+        found = max((flat for flat in by_flat if name.startswith(flat)),
+                    key=len, default=None)
+        split.append(owner if found else owner + [name])
+        slots.append((found, name[len(found):] if found else None))
+    ranks = {}
+    for components in split:
+        for component in components:
+            stem = _NUMBERED.match(component).group(1)
+            ranks.setdefault(stem, {}).setdefault(
+                component, len(ranks.get(stem, {})))
+    keys = ["/".join(f"{_NUMBERED.match(c).group(1)}#"
+                     f"{ranks[_NUMBERED.match(c).group(1)][c]}"
+                     for c in components) for components in split]
+    model_keys = dict(zip((id(v) for v in model_variables), keys))
+    count = len(model_variables)
+    for index, (found, slot) in enumerate(slots):
+        if found:
+            keys[count + index] += "/" + model_keys[id(by_flat[found])] + \
+                ">" + slot
+    # Two variables under one path (two layers given the same name in
+    # one scope) keep apart by their order.
+    seen = {}
+    for index, key in enumerate(keys):
+        seen[key] = seen.get(key, -1) + 1
+        if seen[key]:
+            keys[index] = f"{key}~{seen[key]}"
+    return keys
+
+
+def match_variables(folder, state, keys, paths, shapes):
+    """For each of this run's variables (`keys`, `paths`, `shapes`), the
+    index of its array in checkpoint `folder` (its `state`), matched by
+    key; a `PretrainingError` naming the variables the checkpoint lacks,
+    holds beyond this model's, or holds with another shape. A checkpoint
+    from before the keys (format 1 without them) is matched by position,
+    its shapes checked."""
+    saved_shapes = [tuple(shape) for shape in state["shapes"]]
+    shapes = [tuple(shape) for shape in shapes]
+    saved_keys = state.get("keys")
+    if saved_keys is None:
+        if saved_shapes != shapes:
+            raise PretrainingError(
+                f"Checkpoint {folder} holds other variables than this "
+                "model's (was kzoo or the model changed?). Pass --overwrite "
+                "to start over, or give another OUTPUT.")
+        return list(range(len(keys)))
+    saved = {key: index for index, key in enumerate(saved_keys)}
+    here = set(keys)
+    missing = [path for key, path in zip(keys, paths) if key not in saved]
+    extra = [path for key, path in zip(saved_keys, state["variables"])
+             if key not in here]
+    other = [f"{path} {saved_shapes[saved[key]]} there, {shape} here"
+             for key, path, shape in zip(keys, paths, shapes)
+             if key in saved and saved_shapes[saved[key]] != shape]
+    said = [f"{what}: {', '.join(names[:_SHOWN])}"
+            + (f" and {len(names) - _SHOWN} more"
+               if len(names) > _SHOWN else "")
+            for what, names in (("not in the checkpoint", missing),
+                                ("not in this model", extra),
+                                ("other shapes", other)) if names]
+    if said:
+        raise PretrainingError(
+            f"Checkpoint {folder} does not fit this model ({'; '.join(said)}"
+            "): was the model, its options or kzoo changed? Run with the "
+            "options the checkpoint was made with, pass --overwrite to start "
+            "over, or give another OUTPUT.")
+    return [saved[key] for key in keys]
+
+
+def read_arrays(folder, dtypes, indices=None):
+    """The variables' values, restored to `dtypes` (their names):
+    arrays `indices` of the checkpoint (`match_variables`; all, in order,
+    when None), `dtypes` being theirs."""
     path = Path(folder) / "variables.npz"
+    if indices is None:
+        indices = range(len(dtypes))
     try:
         with np.load(path, allow_pickle=False) as data:
-            arrays = [data[f"v{i:05d}"] for i in range(len(dtypes))]
+            arrays = [data[f"v{i:05d}"] for i in indices]
     except (OSError, ValueError, KeyError) as error:
         raise PretrainingError(
             f"Checkpoint {path} cannot be read ({error}). Delete "
             f"{folder} to resume from the one before.") from None
     restored = []
-    for array, dtype in zip(arrays, dtypes):
+    for array, dtype in zip(arrays, [dtypes[i] for i in indices]):
         if dtype == "bfloat16":
             import ml_dtypes
             array = array.view(ml_dtypes.bfloat16)

@@ -29,7 +29,11 @@ OPTIONS = {
                           "file only), e.g. {\"masking\": \"whole_word\"}"),
     "from_scratch": (False, bool, "start from random weights (the preset's "
                      "architecture and tokenizer only)"),
-    "max_steps": (None, int, "optimizer steps to train (required)"),
+    "max_steps": (None, int, "optimizer steps to train (required); raise "
+                  "it to extend a run"),
+    "extend_schedule": (False, bool, "with a raised --max-steps on a run "
+                        "whose schedule decays (linear, cosine, one_cycle): "
+                        "stretch the decay to the new last step"),
     "batch_size": (32, int, "examples per batch (per optimizer step: "
                    "batch size x gradient accumulation steps)"),
     "sequence_length": (128, int, "tokens per example"),
@@ -80,7 +84,9 @@ OPTIONS = {
     "verbose": (1, int, "1: a progress bar; 0: quiet"),
 }
 
-IDENTITY = ("objective", "objective_options", "from_scratch", "max_steps",
+# max_steps is not in it: raising it extends a run (kzoo.pretraining.run
+# checks it against the run's schedule).
+IDENTITY = ("objective", "objective_options", "from_scratch",
             "batch_size", "sequence_length", "learning_rate",
             "warmup_steps", "weight_decay", "gradient_accumulation_steps",
             "dtype", "seed", "optimizer", "schedule", "beta_1", "beta_2",

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from kzoo.pretraining import checkpoints, rng
+from kzoo.pretraining.corpus_identity import corpus_record
 from kzoo.pretraining.config import (
     PretrainingError, identity, read_config_file, resolve_options)
 
@@ -46,6 +47,19 @@ from kzoo.pretraining.config import (
 RECIPE_OPTIONS = ("optimizer", "learning_rate", "schedule", "warmup_steps",
                   "beta_1", "beta_2", "epsilon", "clip_norm",
                   "weight_decay")
+
+# The schedules whose rate falls to its end at the run's planned steps:
+# training past them needs the schedule stretched (--extend-schedule).
+# Why a choice is asked for, not made: after a finished linear run the
+# rate is 0, and any way on (stretching the decay, warming up again, a
+# new constant tail) is another schedule; stretching is what a run
+# planned for the new --max-steps from the start would do from here, so
+# that is the one --extend-schedule picks, and it moves the rate at the
+# resumed step (the message says by how much). constant and inverse_sqrt
+# do not depend on the run's length: raising --max-steps just goes on.
+DECAYING = ("linear", "cosine", "one_cycle")
+# Identity entries older checkpoints lack: not compared when absent.
+NEWER_IDENTITY = ("corpus",)
 
 PRESET_FOLDER = "preset"
 TENSORBOARD_FOLDER = "tensorboard"
@@ -162,9 +176,17 @@ class Run:
         corpus.check_tokenizer(tokenizer_hash(tokenizer), str(self.preset))
         return objective, corpus
 
+    def _latest_checkpoint(self):
+        """`(folder, state)` of OUTPUT's newest checkpoint, or None."""
+        found = checkpoints.list_checkpoints(self.output)
+        if not found:
+            return None
+        folder = found[-1][1]
+        return folder, checkpoints.read_state(folder)
+
     def _check_output(self, run_identity):
-        """Refuse a run in OUTPUT made with other options (unless
-        overwrite), and what is not a run's."""
+        """Refuse a run in OUTPUT made with other options or on another
+        corpus (unless overwrite), and what is not a run's."""
         found = checkpoints.list_checkpoints(self.output)
         foreign = sorted(p.name for p in self.output.iterdir()
                          if p.name not in OWN_NAMES)
@@ -177,25 +199,120 @@ class Run:
             return None
         step, folder = found[-1]
         state = checkpoints.read_state(folder)
-        if state.get("identity") == run_identity:
-            return folder
         theirs = state.get("identity") or {}
-        differ = sorted(k for k in set(theirs) | set(run_identity)
-                        if theirs.get(k) != run_identity.get(k))
+        differ = identity_differences(theirs, run_identity)
+        if not differ:
+            return folder
         if not self.options["overwrite"]:
-            shown = ", ".join(f"{k}: {theirs.get(k)!r} there, "
-                              f"{run_identity.get(k)!r} now"
-                              for k in differ[:4])
-            raise PretrainingError(
-                f"Checkpoint {folder} is from another run ({shown}). Run "
-                "with that run's options to resume it, give another OUTPUT, "
-                "or pass --overwrite to delete its checkpoints and start "
-                "over.")
+            raise PretrainingError(self._other_run_message(
+                folder, state, theirs, run_identity, differ))
         for name in (checkpoints.CHECKPOINTS, PRESET_FOLDER,
                      TENSORBOARD_FOLDER):
             shutil.rmtree(self.output / name, ignore_errors=True)
         self.metrics_path.unlink(missing_ok=True)
         return None
+
+    def _other_run_message(self, folder, state, theirs, run_identity,
+                           differ):
+        from kzoo.pretraining.corpus_identity import describe_change
+        said = []
+        if "corpus" in differ:
+            said.append("the corpus changed since: " + describe_change(
+                state.get("corpus") or {}, self.corpus_record))
+        said += [f"{k}: {theirs.get(k)!r} there, {run_identity.get(k)!r} "
+                 "now" for k in differ if k != "corpus"][:4]
+        where = " and its position in the corpus would point at other " \
+            "text" if "corpus" in differ else ""
+        return (f"Checkpoint {folder} is from another run ({'; '.join(said)})"
+                f"{where}. Run with that run's options and corpus to resume "
+                "it, give another OUTPUT, or pass --overwrite to delete its "
+                "checkpoints and start over.")
+
+    def _plan_and_check(self, given, corpus):
+        """Settle the options, recipe and identity this run trains with,
+        and whether it resumes: `(checkpoint folder or None, backbone
+        overrides)`. What the newest checkpoint recorded (the draw groups,
+        the schedule's steps) is the run's unless an option changes it; a
+        run that starts over (--overwrite) plans afresh."""
+        latest = self._latest_checkpoint()
+        overrides = self._plan(given, corpus, latest and latest[1])
+        resume_from = self._check_output(self.identity)
+        if resume_from is None:
+            if latest is not None:
+                overrides = self._plan(given, corpus, None)
+        else:
+            self._check_max_steps(resume_from)
+        return resume_from, overrides
+
+    def _plan(self, given, corpus, state):
+        """Set `options`, `recipe`, `identity`, `schedule_steps` and
+        `planned_steps` from the given options and the newest checkpoint's
+        `state` (None: a new run); returns the backbone overrides.
+
+        The draw groups are the run's: the value it started with (its
+        process count unless --draw-groups), whatever the process count
+        now (streams/base.py: any process count makes the same batches).
+        The recipe's defaults (the warmup's share) are resolved for the
+        steps the run was first planned for, and the schedule spans the
+        steps it was planned for (`_check_max_steps`)."""
+        recorded = _recorded_steps(state)
+        planned = given["max_steps"] if state is None else recorded[0]
+        options, self.recipe, overrides = resolve_recipe_options(
+            self.preset, dict(given, max_steps=planned), self.source)
+        options["max_steps"] = given["max_steps"]
+        self.planned_steps = planned
+        self.schedule_steps = given["max_steps"] if state is None else \
+            recorded[1]
+        if state is not None and given["extend_schedule"]:
+            self.schedule_steps = max(self.schedule_steps,
+                                      given["max_steps"])
+        recorded_groups = ((state or {}).get("identity") or {}).get(
+            "draw_groups")
+        options["draw_groups"] = (given["draw_groups"] or recorded_groups
+                                  or self.engine.count)
+        self.options = options
+        self.identity = {
+            **identity(options), "objective": self.objective.name,
+            "preset": str(self.preset),
+            "corpus_tokenizer": corpus.tokenizer_hash,
+            # The corpus' own hash (corpus_identity.py): a position in
+            # the corpus means nothing in another one.
+            "corpus": self.corpus_record["sha256"],
+            "draw_groups": options["draw_groups"]}
+        return overrides
+
+    def _check_max_steps(self, folder):
+        """Refuse a resumed run's --max-steps below its checkpoint, or
+        past the end of a schedule that decays to it (`DECAYING`) unless
+        --extend-schedule stretched the schedule there."""
+        step = checkpoints.read_state(folder)["step"]
+        steps, shape = self.options["max_steps"], self.options["schedule"]
+        if steps < step:
+            raise PretrainingError(
+                f"--max-steps {steps}: checkpoint {folder} is at step {step}"
+                f", past it. Give --max-steps {step} or more to go on, or "
+                "--overwrite to start over.")
+        if steps > self.schedule_steps and shape in DECAYING:
+            from kzoo.pretraining.schedule import PretrainingSchedule
+            now = PretrainingSchedule(
+                1.0, self.options["warmup_steps"], steps,
+                shape=shape, floor=self.recipe["schedule_floor"])
+            raise PretrainingError(
+                f"--max-steps {steps}: the run in {self.output} was planned "
+                f"for {self.schedule_steps} steps and its {shape} learning "
+                f"rate ends there; pass --extend-schedule to stretch its "
+                f"decay to step {steps} (the rate at step {step} goes from "
+                f"{self._rate_fraction(step):.3g} to "
+                f"{now.rate_at(step):.3g} of the peak), or keep --max-steps "
+                f"{self.schedule_steps}.")
+
+    def _rate_fraction(self, step):
+        """The run's planned rate at `step`, as a fraction of the peak."""
+        from kzoo.pretraining.schedule import PretrainingSchedule
+        return PretrainingSchedule(
+            1.0, self.options["warmup_steps"], self.schedule_steps,
+            shape=self.options["schedule"],
+            floor=self.recipe["schedule_floor"]).rate_at(step)
 
     def _build(self, objective, corpus):
         import keras
@@ -222,7 +339,7 @@ class Run:
         options, recipe = self.options, self.recipe
         self.schedule = PretrainingSchedule(
             options["learning_rate"], options["warmup_steps"],
-            options["max_steps"], self.accumulation,
+            self.schedule_steps, self.accumulation,
             shape=options["schedule"], floor=recipe["schedule_floor"])
         optimizer = make_optimizer(
             options["optimizer"], self.schedule,
@@ -245,6 +362,10 @@ class Run:
             if id(variable) not in seen:
                 seen.add(id(variable))
                 self.variables.append(variable)
+        # What checkpoints restore them by (checkpoints.variable_keys).
+        own = len({id(v) for v in task.variables})
+        self.variable_keys = checkpoints.variable_keys(
+            self.variables[:own], self.variables[own:])
         self.parameters = sum(int(np.prod(v.shape))
                               for v in task.trainable_variables)
         self.tokens_per_step = (options["batch_size"] * self.accumulation
@@ -327,14 +448,13 @@ class Run:
     # --- checkpoints -------------------------------------------------------
     def _restore(self, folder):
         state = checkpoints.read_state(folder)
-        # Shapes, not paths: Keras numbers layer names per process.
-        shapes = [list(v.shape) for v in self.variables]
-        if state["shapes"] != shapes:
-            raise PretrainingError(
-                f"Checkpoint {folder} holds other variables than this "
-                "model's (was kzoo or the model changed?). Pass --overwrite "
-                "to start over, or give another OUTPUT.")
-        arrays = checkpoints.read_arrays(folder, state["dtypes"])
+        # By key (the path, Keras' per-process numbering taken out), each
+        # variable checked to be there with its shape.
+        indices = checkpoints.match_variables(
+            folder, state, self.variable_keys,
+            [v.path for v in self.variables],
+            [v.shape for v in self.variables])
+        arrays = checkpoints.read_arrays(folder, state["dtypes"], indices)
         for variable, array in zip(self.variables, arrays):
             variable.assign(array)
         self.stream.restore(state["stream"])
@@ -365,8 +485,11 @@ class Run:
         state = {
             "step": step, "stream": stream_state,
             "identity": self.identity, "objective": self.objective.name,
-            "options": self.options,
+            "options": self.options, "corpus": self.corpus_record,
+            "planned_steps": self.planned_steps,
+            "schedule_steps": self.schedule_steps,
             "variables": [v.path for v in self.variables],
+            "keys": self.variable_keys,
             "shapes": [list(v.shape) for v in self.variables],
             "dtypes": [str(a.dtype) for a in arrays],
             "metrics_bytes": metrics_bytes,
@@ -422,11 +545,18 @@ class Run:
         import keras
 
         from kzoo.pretraining.callbacks import RunMetrics
-        options = self.options
         self.objective, corpus = self._objective_and_corpus()
         self._check_corpus_size(corpus)
-        self.options, self.recipe, overrides = resolve_recipe_options(
-            self.preset, options, self.source)
+        self.corpus_record = corpus_record(corpus)
+        given = self.options
+        engine = self.engine
+        engine.setup(self._backbone_class())
+        if engine.chief:
+            resume_from, overrides = self._plan_and_check(given, corpus)
+            checkpoints.remove_partials(self.output)
+        engine.barrier("output checked")
+        if not engine.chief:
+            resume_from, overrides = self._plan_and_check(given, corpus)
         options = self.options
         self._temporary = None
         if overrides:
@@ -437,20 +567,6 @@ class Run:
             self.build_preset = str(write_derived_preset(
                 resolve(self.preset), overrides,
                 Path(self._temporary.name) / "preset"))
-        self.identity = {
-            **identity(options), "objective": self.objective.name,
-            "preset": str(self.preset),
-            "corpus_tokenizer": corpus.tokenizer_hash,
-            # The draws depend on it; it defaults to the process count.
-            "draw_groups": options["draw_groups"] or self.engine.count}
-        engine = self.engine
-        engine.setup(self._backbone_class())
-        if engine.chief:
-            resume_from = self._check_output(self.identity)
-            checkpoints.remove_partials(self.output)
-        engine.barrier("output checked")
-        if not engine.chief:
-            resume_from = self._check_output(self.identity)
         self.corpus = corpus
         self._build(self.objective, corpus)
         self.feed_lock = threading.Lock()
@@ -560,6 +676,29 @@ class Run:
             shutil.rmtree(preset_dir)
         task.save_to_preset(preset_dir)
         return preset_dir
+
+
+def identity_differences(theirs, ours):
+    """The identity entries a checkpoint's (`theirs`) and this run's
+    differ in, sorted. `max_steps` (an older kzoo's identity held it) is
+    not one: `Run._check_max_steps` judges the steps; an entry this kzoo
+    added (`NEWER_IDENTITY`) is not compared with a checkpoint made
+    before it."""
+    names = (set(theirs) | set(ours)) - {"max_steps"}
+    return sorted(name for name in names
+                  if theirs.get(name) != ours.get(name)
+                  and not (name in NEWER_IDENTITY and name not in theirs))
+
+
+def _recorded_steps(state):
+    """`(planned, schedule)` steps of a checkpoint's run: what its
+    recipe was resolved for, and what its schedule spans (an older
+    kzoo's checkpoint: its max_steps, both); None for a new run."""
+    if state is None:
+        return None
+    old = (state.get("identity") or {}).get("max_steps")
+    return (state.get("planned_steps") or old,
+            state.get("schedule_steps") or old)
 
 
 def family_of(backbone_cls):

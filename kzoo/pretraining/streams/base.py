@@ -48,7 +48,11 @@ they see each example exactly once per pass, and a run on P processes
 trains on the batches a single process with the same global batch (and
 `draw_groups=P`) trains on. Planning reads ids (memory maps: cheap); a
 process builds again only its own rows' examples and makes the dynamic
-draws, the costly part, for them alone.
+draws, the costly part, for them alone. The draw groups are the run's
+(its checkpoints record them), not the process count's: where a group
+spans several processes' rows (a run resumed on more processes than it
+has groups), each of them builds and draws that group whole and keeps
+its own rows, so any process count makes the same global batches.
 """
 
 import copy
@@ -214,12 +218,12 @@ class BatchStream:
                 f"{process_count} processes; pick a multiple of "
                 f"{process_count}.")
         draw_groups = draw_groups or process_count
-        local = batch_size // process_count
-        if batch_size % draw_groups or local % (batch_size // draw_groups):
+        if isinstance(draw_groups, bool) or draw_groups < 1 or \
+                batch_size % draw_groups:
             raise ValueError(
                 f"draw_groups={draw_groups} must divide the batch "
-                f"({batch_size}) into groups that tile each process' "
-                f"{local} rows.")
+                f"({batch_size}) into equal groups; pick a divisor of "
+                f"{batch_size}.")
         if isinstance(order_window, bool) or not isinstance(
                 order_window, (int, np.integer)) or order_window < 1:
             raise ValueError(f"order_window must be a positive integer; "
@@ -380,25 +384,33 @@ class BatchStream:
         self._states.pop(step - KEPT_STATES, None)
         local = self.batch_size // self.process_count
         first = self.process_index * local
+        # The draw groups this process' rows lie in: whole groups where
+        # the groups tile its rows; where a group is larger (a run resumed
+        # on more processes than its draw groups), the group's rows are
+        # built and drawn whole and this process keeps its own.
+        group_size = self.batch_size // self.draw_groups
+        groups = range(first // group_size,
+                       (first + local - 1) // group_size + 1)
+        built = slice(groups[0] * group_size, groups[-1] * group_size
+                      + group_size)
         if self.order_examples:
             starts = [self._next_start() for _ in range(self.batch_size)]
             for start in starts:
                 self._count_cut(start.get("cut", {}))
-            examples = [self._build_at(start)
-                        for start in starts[first:first + local]]
+            examples = [self._build_at(start) for start in starts[built]]
         else:
             examples = []
             for _ in range(self.batch_size):
                 examples.append(self._build())
                 self._count_cut(self._cut_now)
-            examples = examples[first:first + local]
+            examples = examples[built]
         self.next_step += 1
-        group_size = self.batch_size // self.draw_groups
-        parts = [self.finish(examples[start:start + group_size],
-                             self.draw_seed(step, (first + start)
-                                            // group_size))
-                 for start in range(0, local, group_size)]
-        return concatenate_batches(parts)
+        parts = [self.finish(examples[at:at + group_size],
+                             self.draw_seed(step, group))
+                 for at, group in zip(range(0, len(examples), group_size),
+                                      groups)]
+        keep = first - built.start
+        return slice_batch(concatenate_batches(parts), keep, keep + local)
 
     def next_example(self):
         raise NotImplementedError
@@ -424,6 +436,27 @@ def concatenate_batches(parts):
         return np.concatenate(values, axis=0)
 
     return join(list(parts))
+
+
+def slice_batch(batch, start, stop):
+    """Rows `[start, stop)` of a `(x, y, sample_weight)` batch (dicts,
+    arrays or None); the batch itself when that is all of it."""
+    def rows(value):
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            return {key: rows(v) for key, v in value.items()}
+        if isinstance(value, (tuple, list)):
+            return type(value)(rows(v) for v in value)
+        return value[start:stop]
+
+    first = batch[0]
+    while isinstance(first, (dict, tuple, list)):
+        first = next(iter(first.values())) if isinstance(first, dict) \
+            else first[0]
+    if start == 0 and stop == len(first):
+        return batch
+    return rows(batch)
 
 
 def stack_examples(examples):
