@@ -112,14 +112,16 @@ def preset_for_tokenizer(tokenizer_cls):
     pytest.fail(f"no registered preprocessor uses {tokenizer_cls.__name__}")
 
 
-def tiny_backbone(backbone_cls, dropout=None):
+def tiny_backbone(backbone_cls, dropout=None, **config_overrides):
     """A random, tiny `backbone_cls` from its preset's config; `dropout`
-    (e.g. 0.0) replaces every dropout rate the config has."""
+    (e.g. 0.0) replaces every dropout rate the config has;
+    `config_overrides` set further keys (e.g. T5's num_decoder_layers)."""
     preset = preset_for(backbone_cls)
     config = presets.resolve(preset).json("config.json")["config"]
     overrides = {k: v for k, v in TINY.items() if k in config}
     if dropout is not None:
         overrides.update({k: dropout for k in config if "dropout" in k})
+    overrides.update(config_overrides)
     return backbone_cls.from_preset(preset, load_weights=False, **overrides)
 
 
