@@ -5,6 +5,8 @@
     python scripts/benchmark_pretraining.py memory --sizes 100 2000
     python scripts/benchmark_pretraining.py pipeline           # objectives
     python scripts/benchmark_pretraining.py overhead --backends jax torch
+    python scripts/benchmark_pretraining.py shards long-document
+    python scripts/benchmark_pretraining.py one-file --megabytes 500
 
 Sections:
 - `prepare`: `kzoo.corpus.prepare_corpus` MB/s on the bundled Austen
@@ -29,6 +31,24 @@ Sections:
   in-memory batches of the same shapes (made once by the stream, then
   repeated), `--overhead-pairs` alternated pairs of runs, the fastest of
   each kind kept; the overhead's goal is <= 5%.
+
+- `shards`: sizes beyond one machine, simulated (issue 47 item 3): in a
+  child process limited to `--open-files` open files (`ulimit -n`),
+  `prepare_corpus` writes one file of short documents into
+  `--shard-count` shards (`--shard-tokens 8`: a document a shard), then
+  a child under the same limit opens the corpus (start-up time) and
+  streams one epoch of it (`RowStream` of tests/corpus/
+  test_corpus_at_scale.py: rows packed from the walk's sentences); then
+  the same read of synthetic shards written directly (`--shard-counts`,
+  no tokenizer), for start-up time, open files and peak RSS against the
+  number of shards.
+- `long-document`: tokens/s of that stream over one document of each of
+  `--document-sentences` sentences (synthetic, 4 ids a sentence), against
+  documents of 100 sentences: flat, since any sentence is O(1) away.
+- `one-file`: `prepare_corpus` MB/s of one `.txt` file of `--megabytes`
+  (the novels repeated, blank lines between documents) on each of
+  `--processes`: the file is cut into pieces at document starts, so
+  processes share it.
 
 Another section is a function `section_NAME(args)` and a line in SECTIONS.
 """
@@ -375,8 +395,150 @@ def section_overhead(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
+TESTS_CORPUS = ROOT / "tests" / "corpus"
+
+# A child process under an open-files limit: optionally prepare a corpus,
+# then open it and stream one epoch; prints one JSON line.
+UNDER_LIMIT = textwrap.dedent("""
+    import json, os, resource, sys, time
+    limit, folder, text, shard_tokens, tests = sys.argv[1:6]
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (int(limit), hard))
+    sys.path.insert(0, tests)
+    from test_corpus_at_scale import RowStream
+    from kzoo.corpus import Corpus, prepare_corpus
+    result = {}
+    if text != "-":
+        start = time.perf_counter()
+        prepare_corpus([text], folder, "bert_base_en_uncased",
+                       shard_tokens=int(shard_tokens), processes=1,
+                       progress=False, validation_documents=0)
+        result["prepare_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    corpus = Corpus(folder)
+    result["startup_s"] = time.perf_counter() - start
+    result["shards"] = len(corpus.shards)
+    stream = RowStream(corpus, 64, order_window=4096)
+    seen, most_open, step = set(), 0, 0
+    start = time.perf_counter()
+    while len(seen) < corpus.num_documents:
+        x, _, _ = stream.batch(step)
+        seen.update(int(d) for d in x["document"])
+        most_open = max(most_open, len(os.listdir("/proc/self/fd")))
+        step += 1
+    result["epoch_s"] = time.perf_counter() - start
+    result["tokens_per_s"] = step * 64 * 16 / result["epoch_s"]
+    result["most_open_files"] = most_open
+    result["peak_rss_mb"] = resource.getrusage(
+        resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+""")
+
+
+def run_under_limit(limit, folder, text="-", shard_tokens=8):
+    done = subprocess.run(
+        [sys.executable, "-c", UNDER_LIMIT, str(limit), str(folder),
+         str(text), str(shard_tokens), str(TESTS_CORPUS)],
+        capture_output=True, text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    if done.returncode:
+        raise SystemExit(f"shards: the child failed:\n{done.stderr[-3000:]}")
+    import json
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def section_shards(args):
+    sys.path.insert(0, str(TESTS_CORPUS))
+    from test_corpus_at_scale import synthetic_corpus
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_shards_"))
+    try:
+        text = work / "short.txt"
+        # One short document (~8 tokens) a shard.
+        text.write_text("\n\n".join(
+            f"Document number {d} is short and plain." for d in
+            range(args.shard_count)) + "\n", encoding="utf-8")
+        result = run_under_limit(args.open_files, work / "prepared", text)
+        print(f"shards: prepared {result['shards']:,} shards under ulimit -n"
+              f" {args.open_files} in {result['prepare_s']:.1f} s; start-up "
+              f"{result['startup_s'] * 1000:.0f} ms, one epoch "
+              f"{result['epoch_s']:.1f} s ({result['tokens_per_s']:,.0f} "
+              f"tokens/s), at most {result['most_open_files']} open files, "
+              f"peak RSS {result['peak_rss_mb']:.0f} MB", flush=True)
+        rows = {"prepared": result}
+        for count in args.shard_counts:
+            folder = synthetic_corpus(work / f"synthetic_{count}",
+                                      [[2]] * count)
+            rows[count] = result = run_under_limit(args.open_files, folder)
+            print(f"shards: {count:>7,} synthetic shards under ulimit -n "
+                  f"{args.open_files}: start-up "
+                  f"{result['startup_s'] * 1000:6.0f} ms, epoch "
+                  f"{result['epoch_s']:6.1f} s "
+                  f"({result['tokens_per_s']:9,.0f} tokens/s), at most "
+                  f"{result['most_open_files']} open files, peak RSS "
+                  f"{result['peak_rss_mb']:.0f} MB", flush=True)
+            shutil.rmtree(folder, ignore_errors=True)
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def section_long_document(args):
+    sys.path.insert(0, str(TESTS_CORPUS))
+    from test_corpus_at_scale import synthetic_corpus, tokens_per_second
+    from kzoo.corpus import Corpus
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_long_"))
+    try:
+        short = Corpus(synthetic_corpus(work / "short", [[100] * 1000]))
+        tokens_per_second(short, 4000)  # warm up
+        rows = {100: tokens_per_second(short, args.stream_sentences)}
+        print(f"long-document: documents of 100 sentences: "
+              f"{rows[100]:,.0f} tokens/s", flush=True)
+        for sentences in args.document_sentences:
+            corpus = Corpus(synthetic_corpus(work / f"long_{sentences}",
+                                             [[sentences]]))
+            rows[sentences] = tokens_per_second(
+                corpus, min(args.stream_sentences, sentences))
+            print(f"long-document: one document of {sentences:>9,} "
+                  f"sentences: {rows[sentences]:,.0f} tokens/s "
+                  f"({rows[sentences] / rows[100]:.2f}x the short ones')",
+                  flush=True)
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def section_one_file(args):
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_one_file_"))
+    try:
+        paths = austen_files(work / "copies", args.megabytes)
+        text = work / "text"
+        text.mkdir()
+        with open(text / "one.txt", "wb") as out:
+            for path in paths:
+                out.write(path.read_bytes())
+                out.write(b"\n")
+                path.unlink()
+        mb = total_mb([text / "one.txt"])
+        print(f"one-file: {mb:.1f} MB in one .txt file ({os.cpu_count()} "
+              "CPUs here)")
+        rows = {}
+        for processes in args.processes:
+            seconds, tokens = time_kzoo(text, work / "kzoo", processes,
+                                        args.shard_tokens)
+            rows[processes] = mb / seconds
+            print(f"  kzoo prepare_corpus {processes} proc  {seconds:7.1f} s"
+                  f"  {mb / seconds:7.2f} MB/s  {tokens:,} tokens",
+                  flush=True)
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 SECTIONS = {"prepare": section_prepare, "memory": section_memory,
-            "pipeline": section_pipeline, "overhead": section_overhead}
+            "pipeline": section_pipeline, "overhead": section_overhead,
+            "shards": section_shards,
+            "long-document": section_long_document,
+            "one-file": section_one_file}
 
 
 def main(argv=None):
@@ -408,6 +570,18 @@ def main(argv=None):
     parser.add_argument("--overhead-pairs", type=int, default=2,
                         help="overhead: alternated (in-memory, real) pairs "
                              "of runs per backend")
+    parser.add_argument("--shard-count", type=int, default=2000,
+                        help="shards: shards prepared under the limit")
+    parser.add_argument("--shard-counts", type=int, nargs="+",
+                        default=[2000, 20000],
+                        help="shards: synthetic shard counts read")
+    parser.add_argument("--open-files", type=int, default=256,
+                        help="shards: the children's ulimit -n")
+    parser.add_argument("--document-sentences", type=int, nargs="+",
+                        default=[10 ** 4, 10 ** 5, 10 ** 6],
+                        help="long-document: sentences of the one document")
+    parser.add_argument("--stream-sentences", type=int, default=64000,
+                        help="long-document: sentences streamed per timing")
     parser.add_argument("--backends", nargs="+",
                         default=["jax", "tensorflow", "torch"])
     args = parser.parse_args(argv)

@@ -7,6 +7,7 @@ from pathlib import Path
 from kzoo.corpus.output_folder import (clean_shards, listed_shards,
                                        merge_lock, part_manifest_name,
                                        read_existing)
+from kzoo.corpus.part_checks import check_parts
 from kzoo.corpus.report import count_totals
 from kzoo.corpus.shards import (MANIFEST, SHARDS_FOLDER, CorpusError,
                                 read_manifest, write_manifest)
@@ -18,7 +19,8 @@ def merge_parts(output, progress=True):
     """Merge the part manifests of `output` into its `manifest.json`.
 
     Raises `CorpusError` when a part is missing or the parts disagree (a
-    tokenizer or options of their own)."""
+    tokenizer, options or list of input files of their own, or byte
+    ranges that overlap or leave a gap)."""
     output = Path(output)
     manifests = sorted(output.glob("manifest.part-*-of-*.json"))
     if not manifests:
@@ -43,9 +45,10 @@ def merge_parts(output, progress=True):
     return read_manifest(output)
 
 
-def merge_if_complete(output, count, progress):
-    """Merge when all `count` part manifests agree; True when
-    `manifest.json` then lists the whole corpus."""
+def merge_if_complete(output, count, progress, reference=0):
+    """Merge when all `count` part manifests agree (`part_checks.py`;
+    `reference`: the part whose file list is the current one); True
+    when `manifest.json` then lists the whole corpus."""
     with merge_lock(output):
         parts = []
         for index in range(count):
@@ -63,8 +66,9 @@ def merge_if_complete(output, count, progress):
                         f"(part 0's and part {manifest['part'][0]}'s "
                         "differ). Prepare every part with the same "
                         "tokenizer and options.")
-        sources = [record for manifest in parts
-                   for record in manifest["sources"]]
+        if count > 1:
+            check_parts(output, parts, reference)
+        sources = first["sources"]
         existing = read_existing(output / MANIFEST)
         if existing is not None and existing.get("sources") == sources and \
                 existing.get("tokenizer") == first["tokenizer"] and \
@@ -91,7 +95,7 @@ def merge_if_complete(output, count, progress):
 def parts_entry(parts):
     return [dict({"part": manifest["part"][0], "of": manifest["part"][1]},
                  **count_totals(manifest["shards"]),
-                 sources=len(manifest["sources"]))
+                 pieces=len(manifest.get("pieces") or ()))
             for manifest in parts]
 
 
@@ -106,10 +110,10 @@ def finalize(output, parts):
     manifest = {
         "tokenizer": first["tokenizer"], "dtype": first["dtype"],
         "options": first["options"],
-        "sources": [r for manifest in parts for r in manifest["sources"]],
+        "sources": first["sources"],
         "parts": parts_entry(parts),
         "shards": train, "validation_shards": validation,
-        "bytes": sum(r["bytes"] for m in parts for r in m["sources"]),
+        "bytes": sum(r["bytes"] for r in first["sources"]),
         **count_totals(train),
         "validation": count_totals(validation),
     }

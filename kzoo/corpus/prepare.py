@@ -15,15 +15,17 @@ with the tokenizer and a manifest:
     OUTPUT/shards/NAME/      tokens.npy, sentences.npy, documents.npy
     OUTPUT/manifest.json     shards, validation_shards, sources, options
 
-Order and determinism. The sorted input files are grouped into units of
-work: runs of consecutive files holding about one shard of text each
-(`shard_tokens` x 4 bytes; a larger file is a unit by itself). A unit is
-tokenized by one process into its own shards, cut every `shard_tokens`
-tokens at a document boundary and named by part, unit and index
-(`part-0000-of-0001-u00003-00001`); the manifest lists them in unit order.
-So the same inputs and options give the same manifest, shard for shard,
-whatever the number of processes; parallelism comes from having several
-units (a single huge file is read by one process).
+Order and determinism. The sorted input files are cut into pieces and
+grouped into units of work of about one shard of text each
+(`shard_tokens` x 4 bytes): runs of consecutive small files, or byte
+ranges of a large one cut where a document begins
+(`kzoo/corpus/partition.py`; a `.gz` file or a `documents="files"` book
+stays whole). A unit is tokenized by one process into its own shards,
+cut every `shard_tokens` tokens at a document boundary and named by
+part, unit and index (`part-0000-of-0001-u00003-00001`); the manifest
+lists them in unit order. So the same inputs and options give the same
+manifest, shard for shard, whatever the number of processes, and one
+100 GB `.jsonl` keeps every process busy.
 
 Held-out documents. The last `validation_documents` documents of the
 corpus (in sorted-file order; default 1% of the documents, at most 1,000)
@@ -46,10 +48,13 @@ the manifest last, so an interrupted one leaves no corpus that reads as
 complete; the next run removes its leftovers and starts over.
 
 Beyond one machine. `part=(i, n)` (`--part i/n`, i counting from 0)
-prepares only the i-th of n runs of the sorted input files (cut at about
-equal bytes) into OUTPUT, with a part manifest
-`manifest.part-000i-of-000n.json`; when the last part finishes and every
-part manifest is there, the parts are merged into `manifest.json`
+prepares only the i-th of n equal byte spans of the sorted input files
+(cut at document starts, inside a large file too) into OUTPUT, with a
+part manifest `manifest.part-000i-of-000n.json` that records the file
+list it split and the byte ranges it took; when the last part finishes
+and every part manifest is there, the parts are checked to split one
+file list into disjoint, complete ranges (`kzoo/corpus/part_checks.py`)
+and merged into `manifest.json`
 (`merge_parts(output)`, `kzoo prepare-corpus --merge OUTPUT`, does it by
 hand). Nothing here launches machines: any scheduler that runs n copies
 of one command on a shared file system fans it out, e.g. a SLURM array
@@ -59,6 +64,16 @@ Job (`$JOB_COMPLETION_INDEX`), GNU parallel over `seq 0 15`, Ray
 or an Apache Beam `ParDo` over `range(16)`; then `--merge` once (or let
 the last part do it). The merged corpus holds the same documents in the
 same order as a single run's, in differently named shards.
+
+The jobs, one module each: `preparation_options.py` (the arguments
+checked, the corpus already there compared), `output_folder.py` (the
+folder's files, locks and clean-up), `sources.py` (which files, and their
+documents), `partition.py` (the files cut into parts and units),
+`part_checks.py` (parts checked before a merge), `tokenizing.py` (units
+tokenized in one process or a pool), `shard_writer.py` (ids cut into
+shards), `merge.py` (part manifests into `manifest.json`),
+`validation_split.py` (the held-out documents) and `report.py` (counts
+and the summary line).
 """
 
 import sys
@@ -82,8 +97,8 @@ from kzoo.corpus.preparation_options import (check_options,
 from kzoo.corpus.report import count_totals, describe, summary_of
 from kzoo.corpus.shards import (MANIFEST, CorpusError, token_dtype,
                                 write_manifest)
-from kzoo.corpus.sources import (find_sources, group_files, source_record,
-                                 split_parts)
+from kzoo.corpus.partition import all_pieces, group_units, split_parts
+from kzoo.corpus.sources import find_sources, source_record
 from kzoo.corpus.tokenizer_hash import tokenizer_hash
 from kzoo.corpus.tokenizing import run_units
 
@@ -99,13 +114,15 @@ BYTES_PER_TOKEN = 4
 def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
                    text="auto", text_field="text",
                    shard_tokens=DEFAULT_SHARD_TOKENS,
-                   validation_documents=None, processes=None, part=None,
-                   overwrite=False, progress=True):
+                   validation_documents=None, deduplicate=False,
+                   processes=None, part=None, overwrite=False,
+                   progress=True):
     """Tokenize text files into a sharded corpus in `output`.
 
     Args:
         inputs: files, folders (searched recursively) or glob patterns of
-            `.txt`, `.jsonl`, `.txt.gz`, `.jsonl.gz` files.
+            `.txt`, `.jsonl`, `.txt.gz`, `.jsonl.gz`, `.parquet` files, and
+            Hugging Face dataset folders (`kzoo/corpus/readers.py`).
         output: the corpus folder to write.
         tokenizer: a kzoo `Tokenizer`, or a preset name or folder whose
             tokenizer to use.
@@ -120,8 +137,12 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
         text_field: the field of a `.jsonl` line that holds its text.
         shard_tokens: tokens per shard (a shard ends at the first document
             boundary at or past it).
-        validation_documents: how many of the last documents to hold out
-            (default: 1% of the documents, at most 1,000).
+        validation_documents: how many documents to hold out, drawn by a
+            hash of their content (default: 1% of the documents, at most
+            1,000; `kzoo/corpus/heldout.py`).
+        deduplicate: remove exact duplicate documents, keeping the first
+            (`kzoo/corpus/dedup.py`); the summary's `duplicate_documents`
+            counts them.
         processes: tokenizing processes (default `min(4, cpu count)`).
         part: `(i, n)` or `"i/n"`: prepare only part i (from 0) of n.
         overwrite: replace a corpus prepared with another tokenizer or
@@ -147,6 +168,10 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
     started = time.perf_counter()
     options = check_options(documents, text, text_field, shard_tokens,
                              validation_documents)
+    if deduplicate:
+        # Recorded only when asked: a corpus prepared before the option
+        # existed keeps options equal to a run without it (up to date).
+        options["deduplicate"] = True
     processes = check_processes(processes)
     part = parse_part(part)
     records = [source_record(path) for path in find_sources(inputs)]
@@ -157,15 +182,17 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
                         "sha256": tokenizer_hash(tokenizer),
                         "vocabulary_size": int(tokenizer.vocabulary_size)}
     if part is not None:
-        records = split_parts(records, part[1])[part[0]]
+        pieces = split_parts(records, part[1], documents)[part[0]]
+    else:
+        pieces = all_pieces(records)
     name = part_manifest_name(part) if part else MANIFEST
     prefix = shard_prefix(part or (0, 1))
     with locked(output, part):
         existing = read_existing(output / name)
         if existing is not None and same_preparation(
                 existing, tokenizer_record, options, records):
-            merged = part is None or merge_if_complete(output, part[1],
-                                                        progress)
+            merged = part is None or merge_if_complete(
+                output, part[1], progress, reference=part[0])
             if progress is True:
                 what = f"part {part[0]}/{part[1]} of {output}" if part \
                     else str(output)
@@ -184,15 +211,21 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
         clean_shards(output, prefix if part else "")
         save_tokenizer(tokenizer, tokenizer_record, output)
         dtype = token_dtype(tokenizer_record["vocabulary_size"])
-        units = group_files(records, shard_tokens * BYTES_PER_TOKEN)
-        results = run_units(units, type(tokenizer), tokenizer, output,
-                             prefix, options, dtype, processes, progress)
+        units = group_units(pieces, shard_tokens * BYTES_PER_TOKEN, records,
+                            documents)
+        results = run_units(units, records, type(tokenizer), tokenizer,
+                            output, prefix, options, dtype, processes,
+                            progress)
         shard_records = [r for result in results for r in result["shards"]]
-        files = [f for result in results for f in result["files"]]
-        for file in files:
-            if not file["documents"]:
-                warnings.warn(f"{file['path']} holds no text; it was "
-                              "skipped.", stacklevel=2)
+        documents_of = {}
+        for result in results:
+            for file in result["files"]:
+                documents_of[file["path"]] = documents_of.get(
+                    file["path"], 0) + file["documents"]
+        for path, count in documents_of.items():
+            if not count:
+                warnings.warn(f"{path} holds no text; it was skipped.",
+                              stacklevel=2)
         if part is None and not shard_records:
             raise CorpusError(
                 "The inputs hold no text: every file is empty or blank "
@@ -207,10 +240,16 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
             clean_shards(output, "", keep=listed_shards(manifest))
             merged = True
         else:
+            # The file list it partitioned and the byte ranges it took:
+            # the merge checks that the parts agree on the one and tile
+            # it with the other.
             manifest["part"] = list(part)
+            manifest["pieces"] = [[p["file"], p["start"], p["end"]]
+                                  for p in pieces]
             manifest.update(count_totals(shard_records))
             write_manifest_as(output / name, manifest)
-            merged = merge_if_complete(output, part[1], progress)
+            merged = merge_if_complete(output, part[1], progress,
+                                       reference=part[0])
     seconds = time.perf_counter() - started
     summary = dict(summary_of(manifest), up_to_date=False, merged=merged,
                    seconds=seconds, mb_per_second=summary_of(manifest)["bytes"]

@@ -25,4 +25,12 @@ def summary_of(manifest):
             "tokens": manifest.get("tokens", 0),
             "shards": len(manifest.get("shards", [])),
             "validation_documents": validation["documents"],
-            "bytes": sum(r["bytes"] for r in manifest.get("sources", []))}
+            "bytes": input_bytes(manifest)}
+
+
+def input_bytes(manifest):
+    """The bytes of text a manifest covers: a part's byte ranges
+    (`pieces`), else every input file."""
+    if "pieces" in manifest:
+        return sum(end - start for _, start, end in manifest["pieces"])
+    return sum(r["bytes"] for r in manifest.get("sources", []))

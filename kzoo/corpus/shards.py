@@ -31,10 +31,12 @@ lists only complete shards, with each tokens file's sha256. A folder under
 interrupted preparation's leftover; the next preparation removes it).
 """
 
+import errno
 import hashlib
 import os
 import shutil
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -114,49 +116,174 @@ def write_shard_arrays(shards_dir, name, tokens, sentence_starts,
             "sha256": hashlib.sha256(tokens.tobytes()).hexdigest()}
 
 
-class Shard:
-    """One shard, memory-mapped: `tokens`, `sentence_starts`,
-    `document_starts` are read-only arrays backed by the files."""
+# Shards a `Corpus` keeps open at most (three memory maps, three file
+# descriptors each), whatever the soft limit on open files allows.
+MAX_OPEN_SHARDS = 128
 
-    def __init__(self, folder, record):
+
+def open_files_limit():
+    """This process' soft limit on open files, or None where there is
+    none to read (Windows) or it is unlimited."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return None
+    return None if soft == getattr(resource, "RLIM_INFINITY", -1) else soft
+
+
+def default_open_shards():
+    """How many shards to keep open: `MAX_OPEN_SHARDS`, or fewer when the
+    open-files limit is low. A shard holds three descriptors, and views a
+    stream still holds keep an evicted shard's maps alive a little
+    longer: an eighth of the limit leaves the rest to the libraries."""
+    soft = open_files_limit()
+    if soft is None:
+        return MAX_OPEN_SHARDS
+    return max(2, min(MAX_OPEN_SHARDS, soft // 8))
+
+
+class OpenShards:
+    """The shards a corpus holds open, least recently used first: using
+    one more than `limit` closes the oldest (its memory maps, and so its
+    file descriptors, go once no view of them is left). 1 TB of text is
+    ~15,000 shards: opened all at once they would need ~45,000
+    descriptors, past the common limit of 1,024 (and near Linux's 65,530
+    memory maps per process)."""
+
+    def __init__(self, limit):
+        if isinstance(limit, bool) or not isinstance(
+                limit, (int, np.integer)) or limit < 1:
+            raise ValueError(f"max_open_shards must be a positive integer; "
+                             f"got {limit!r}.")
+        self.limit = int(limit)
+        self._open = OrderedDict()
+
+    def __len__(self):
+        return len(self._open)
+
+    def used(self, shard):
+        key = id(shard)
+        if key in self._open:
+            self._open.move_to_end(key)
+            return
+        self._open[key] = shard
+        while len(self._open) > self.limit:
+            _, oldest = self._open.popitem(last=False)
+            oldest.close()
+
+
+def _open_failure(folder, error, open_shards):
+    """The one-line CorpusError for a shard that cannot be opened: the
+    process' open-files limit (what it is and what to do), else the
+    error itself."""
+    if error.errno in (errno.EMFILE, errno.ENFILE):
+        limit = open_files_limit()
+        kept = open_shards.limit if open_shards is not None else None
+        fewer = f" (now {kept})" if kept else ""
+        return CorpusError(
+            f"Cannot open shard {folder}: this process reached its limit of "
+            f"{limit or 'its'} open files ({error.strerror}). Raise the "
+            f"limit before the run (`ulimit -n {max(4096, 4 * (limit or 0))}"
+            "`, or LimitNOFILE= for a service), or keep fewer shards open: "
+            f"Corpus(..., max_open_shards=N){fewer}.")
+    if error.errno == errno.ENOMEM:
+        return CorpusError(
+            f"Cannot memory-map shard {folder} ({error.strerror}): the "
+            "process is out of memory maps (Linux: sysctl "
+            "vm.max_map_count). Raise vm.max_map_count, or keep fewer "
+            "shards open: Corpus(..., max_open_shards=N).")
+    return CorpusError(
+        f"Shard {folder} cannot be read ({error}). Prepare the corpus "
+        "again (`kzoo prepare-corpus`).")
+
+
+class Shard:
+    """One shard, memory-mapped when first read: `tokens`,
+    `sentence_starts`, `document_starts` are read-only arrays backed by
+    the files. Its counts come from the manifest's record, so a corpus
+    knows its documents without opening a shard. `open_shards` (an
+    `OpenShards`) bounds how many shards hold their files open; a closed
+    shard opens again when next read."""
+
+    def __init__(self, folder, record, open_shards=None):
         self.folder = Path(folder)
         self.record = record
         self.name = record["name"]
+        self._open_shards = open_shards
+        self._arrays = None
+
+    @property
+    def is_open(self):
+        return self._arrays is not None
+
+    def close(self):
+        """Let the memory maps go (they close once no view is left)."""
+        self._arrays = None
+
+    def arrays(self):
+        """`(tokens, sentence_starts, document_starts)`, opened if need be
+        and checked against the manifest's record."""
+        if self._arrays is None:
+            self._arrays = self._load()
+        if self._open_shards is not None:
+            self._open_shards.used(self)
+        return self._arrays
+
+    def _load(self):
+        record = self.record
         try:
-            self.tokens = np.load(self.folder / "tokens.npy", mmap_mode="r")
-            self.sentence_starts = np.load(self.folder / "sentences.npy",
-                                           mmap_mode="r")
-            self.document_starts = np.load(self.folder / "documents.npy",
-                                           mmap_mode="r")
-        except (OSError, ValueError) as error:
+            arrays = tuple(np.load(self.folder / name, mmap_mode="r")
+                           for name in ("tokens.npy", "sentences.npy",
+                                        "documents.npy"))
+        except OSError as error:
+            raise _open_failure(self.folder, error,
+                                self._open_shards) from None
+        except ValueError as error:
             raise CorpusError(
                 f"Shard {self.folder} cannot be read ({error}). Prepare the "
                 "corpus again (`kzoo prepare-corpus`).") from None
-        if (self.tokens.size != record["tokens"]
-                or self.sentence_starts.size != record["sentences"] + 1
-                or self.document_starts.size != record["documents"] + 1):
+        tokens, sentence_starts, document_starts = arrays
+        if (tokens.size != record["tokens"]
+                or sentence_starts.size != record["sentences"] + 1
+                or document_starts.size != record["documents"] + 1):
             raise CorpusError(
                 f"Shard {self.folder} does not hold what the manifest says "
                 f"({record['documents']} documents, {record['tokens']} "
                 "tokens): it was changed after preparation. Prepare the "
                 "corpus again.")
+        return arrays
+
+    @property
+    def tokens(self):
+        return self.arrays()[0]
+
+    @property
+    def sentence_starts(self):
+        return self.arrays()[1]
+
+    @property
+    def document_starts(self):
+        return self.arrays()[2]
 
     @property
     def num_documents(self):
-        return self.document_starts.size - 1
+        return int(self.record["documents"])
 
     def sentence_lengths(self):
         return np.diff(self.sentence_starts)
 
     def document_sentence_range(self, index):
         """`(first, end)`: the sentences of document `index`."""
-        return (int(self.document_starts[index]),
-                int(self.document_starts[index + 1]))
+        document_starts = self.arrays()[2]
+        return (int(document_starts[index]),
+                int(document_starts[index + 1]))
 
     def sentence(self, index):
-        """Sentence `index`'s ids (a read-only view into the file)."""
-        return self.tokens[self.sentence_starts[index]:
-                           self.sentence_starts[index + 1]]
+        """Sentence `index`'s ids (a read-only view into the file): O(1),
+        two reads of the index and a slice, however long its document."""
+        tokens, sentence_starts, _ = self.arrays()
+        return tokens[sentence_starts[index]:sentence_starts[index + 1]]
 
     def document(self, index):
         """Document `index`: a list of its sentences' ids."""
@@ -166,8 +293,8 @@ class Shard:
     def document_tokens(self, index):
         """Document `index`'s ids end to end (one view, no copy)."""
         first, end = self.document_sentence_range(index)
-        return self.tokens[self.sentence_starts[first]:
-                           self.sentence_starts[end]]
+        tokens, sentence_starts, _ = self.arrays()
+        return tokens[sentence_starts[first]:sentence_starts[end]]
 
     def verify(self):
         """Check the tokens file against the manifest's sha256 (reads the
@@ -215,6 +342,11 @@ class Corpus:
     held-out ones (`"validation"`, its `validation_shards`: the documents
     `kzoo prepare-corpus --validation-documents N` set aside).
 
+    Shards are memory-mapped when first read, at most `max_open_shards`
+    at a time (default: 128, or an eighth of the open-files limit when
+    that is lower), the least recently read closed first: start-up reads
+    the manifest alone, whatever the number of shards.
+
     Example:
     ```python
     corpus = kzoo.corpus.Corpus("austen_corpus")
@@ -223,7 +355,7 @@ class Corpus:
     ```
     """
 
-    def __init__(self, folder, split="train"):
+    def __init__(self, folder, split="train", max_open_shards=None):
         if split not in SPLITS:
             raise ValueError(
                 f"Corpus: split must be one of {sorted(SPLITS)}; got "
@@ -237,8 +369,12 @@ class Corpus:
                 f"{self.folder} holds no validation documents. Prepare it "
                 "again with `kzoo prepare-corpus ... "
                 "--validation-documents N`.")
+        # Nothing is opened here: a shard maps its files when first read,
+        # and at most `max_open_shards` stay open (see `OpenShards`).
+        self.open_shards = OpenShards(max_open_shards or
+                                      default_open_shards())
         self.shards = [Shard(self.folder / SHARDS_FOLDER / record["name"],
-                             record)
+                             record, self.open_shards)
                        for record in records]
         counts = [shard.num_documents for shard in self.shards]
         self.document_offsets = np.zeros((len(counts) + 1,), np.int64)

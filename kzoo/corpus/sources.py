@@ -115,63 +115,53 @@ def source_record(path):
             "mtime_ns": stat.st_mtime_ns}
 
 
-def split_parts(records, count):
-    """The sorted records cut into `count` runs of consecutive files of
-    about equal bytes (part `i` holds the files whose first byte falls in
-    the `i`-th `count`-th of all bytes). Depends only on the files."""
-    total = sum(record["bytes"] for record in records)
-    parts = [[] for _ in range(count)]
-    start = 0
-    for record in records:
-        index = min(count - 1, start * count // total) if total else 0
-        parts[index].append(record)
-        start += record["bytes"]
-    return parts
-
-
-def group_files(records, unit_bytes):
-    """Consecutive files grouped into units of work of at least
-    `unit_bytes` of input each (the last may hold less; a larger file is a
-    unit by itself). Depends only on the files and `unit_bytes`, never on
-    how many processes run them."""
-    units, unit, size = [], [], 0
-    for record in records:
-        unit.append(record)
-        size += record["bytes"]
-        if size >= unit_bytes:
-            units.append(unit)
-            unit, size = [], 0
-    if unit:
-        units.append(unit)
-    return units
-
-
 class SourceReader:
     """One input file's documents, read line by line.
 
     `documents()` yields each document's text (its lines joined with
     spaces); `bytes_read` is how far into the file (compressed bytes for a
     `.gz`) reading has come, for a progress bar.
+
+    `start`, `end`: read only the lines that begin in bytes `[start,
+    end)` of an uncompressed file (a piece of one large file,
+    `kzoo/corpus/partition.py`: its cuts fall where documents begin).
     """
 
-    def __init__(self, path, documents="blank-lines", text_field="text"):
+    def __init__(self, path, documents="blank-lines", text_field="text",
+                 start=0, end=None):
         self.path = Path(path)
         self.mode = documents
         self.text_field = text_field
         self.kind = _kind(self.path)
         self.gzipped = self.path.name.lower().endswith(".gz")
+        if self.gzipped and (start or end is not None):
+            raise ValueError(f"{self.path}: a .gz file is read whole; it "
+                             "cannot be read from a byte range.")
+        self.start = start
+        self.end = end
         self._raw = None
 
     @property
     def bytes_read(self):
         if self._raw is None or self._raw.closed:
             return 0
-        return self._raw.tell()
+        return self._raw.tell() - self.start
+
+    def _line(self, number):
+        """A line, named for an error: its number in the file, or in the
+        piece read when that starts past the first byte."""
+        if not self.start:
+            return f"line {number}"
+        return f"line {number} after byte {self.start:,}"
+
+    def _where(self, number):
+        return f"{self.path}, {self._line(number)}"
 
     def documents(self):
         try:
             with open(self.path, "rb") as raw:
                 self._raw = raw
+                raw.seek(self.start)
                 stream = gzip.GzipFile(fileobj=raw, mode="rb") \
                     if self.gzipped else raw
                 lines = self._lines(stream)
@@ -202,19 +192,25 @@ class SourceReader:
             raise CorpusError(
                 f"{self.path} is a binary file, not text (it holds NUL "
                 "bytes). Leave it out of the inputs.")
+        position = self.start
         for number, line in enumerate(stream, 1):
-            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            if self.end is not None:
+                if position >= self.end:
+                    break
+                position += len(line)
+            if number == 1 and not self.start and \
+                    line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]  # a UTF-8 byte order mark
             try:
                 yield number, line.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
                 if b"\0" in line:
                     raise CorpusError(
-                        f"{self.path} is a binary file, not text (line "
-                        f"{number} holds NUL bytes). Leave it out of the "
-                        "inputs.") from None
+                        f"{self.path} is a binary file, not text "
+                        f"({self._line(number)} holds "
+                        "NUL bytes). Leave it out of the inputs.") from None
                 raise CorpusError(
-                    f"{self.path}, line {number}: not UTF-8 text ({error.reason} "
+                    f"{self._where(number)}: not UTF-8 text ({error.reason} "
                     f"at byte {error.start} of the line). Convert the file to "
                     "UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or leave it "
                     "out.") from None
@@ -248,14 +244,14 @@ class SourceReader:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise CorpusError(
-                    f"{self.path}, line {number}: not JSON ({error.msg} at "
+                    f"{self._where(number)}: not JSON ({error.msg} at "
                     f"column {error.colno}). A .jsonl file holds one JSON "
                     "object per line; fix or remove that line.") from None
             if not isinstance(record, dict) or field not in record:
                 fields = ", ".join(sorted(record)[:8]) \
                     if isinstance(record, dict) else type(record).__name__
                 raise CorpusError(
-                    f"{self.path}, line {number}: no {field!r} field (it "
+                    f"{self._where(number)}: no {field!r} field (it "
                     f"has: {fields or 'nothing'}). Name the text's field "
                     "with --text-field (text_field=...).")
             text = record[field]
@@ -263,7 +259,7 @@ class SourceReader:
                 continue
             if not isinstance(text, str):
                 raise CorpusError(
-                    f"{self.path}, line {number}: the {field!r} field is a "
+                    f"{self._where(number)}: the {field!r} field is a "
                     f"{type(text).__name__}, not a string. Name the text's "
                     "field with --text-field (text_field=...).")
             if text.strip():

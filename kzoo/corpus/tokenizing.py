@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.corpus.partition import byte_range
 from kzoo.corpus.shard_writer import ShardWriter
 from kzoo.corpus.shards import SHARDS_FOLDER, TOKENIZER_FOLDER
 from kzoo.corpus.sources import SourceReader, document_sentences, text_mode
@@ -16,13 +17,16 @@ BATCH_DOCUMENTS = 1000
 BATCH_BYTES = 1 << 20
 
 
-def run_units(units, tokenizer_class, tokenizer, output, prefix, options,
-               dtype, processes, progress):
+def run_units(units, records, tokenizer_class, tokenizer, output, prefix,
+              options, dtype, processes, progress):
     """Each unit's `{"shards", "files"}`, in unit order."""
-    total = sum(record["bytes"] for unit in units for record in unit)
+    total = sum(piece["end"] - piece["start"] for unit in units
+                for piece in unit)
     bar = _progress_bar(total, progress)
-    jobs = [(index, [r["path"] for r in unit], str(output), prefix, options,
-             np.dtype(dtype).name) for index, unit in enumerate(units)]
+    jobs = [(index, [(p["path"], byte_range(p, records),
+                      p["end"] - p["start"]) for p in unit],
+             str(output), prefix, options, np.dtype(dtype).name)
+            for index, unit in enumerate(units)]
     processes = min(processes, len(jobs))
     try:
         if processes <= 1:
@@ -117,17 +121,18 @@ def _start_worker(tokenizer_class, tokenizer_folder, counter):
 
 
 def _prepare_unit(job, on_progress=None):
-    """Tokenize one unit's files into its shards."""
+    """Tokenize one unit's pieces (byte ranges of files) into its
+    shards."""
     if _Worker.error is not None:
         raise _Worker.error
-    index, paths, output, prefix, options, dtype = job
+    index, pieces, output, prefix, options, dtype = job
     writer = ShardWriter(Path(output) / SHARDS_FOLDER,
                           f"{prefix}u{index:05d}-", options["shard_tokens"],
                           np.dtype(dtype))
     files = []
-    for path in paths:
+    for path, span, size in pieces:
         reader = SourceReader(path, options["documents"],
-                              options["text_field"])
+                              options["text_field"], *(span or ()))
         mode = text_mode(options.get("text", "auto"), reader.kind,
                          options["documents"])
         counted = 0
@@ -142,7 +147,7 @@ def _prepare_unit(job, on_progress=None):
                 counted = _count(reader.bytes_read, counted, on_progress)
         if batch:
             _tokenize_into(writer, batch, stats, mode)
-        _count(Path(path).stat().st_size, counted, on_progress)
+        _count(size, counted, on_progress)
         files.append(stats)
     return {"shards": writer.finish(), "files": files}
 
