@@ -21,14 +21,17 @@ What differs from fastai's implementation (and why):
   one-cycle calls, one per unfreezing step. Here the slanted triangular
   schedule spans the whole call and `GradualUnfreezing` unfreezes a group
   at each epoch;
-- the language model trains on independent windows (each from zero
-  state, `corpus_windows`), where fastai carries the LSTM state across
-  consecutive BPTT windows;
+- the language model trains on independent windows of 70 tokens (each
+  from zero state, `corpus_windows`), where fastai carries the LSTM state
+  across consecutive BPTT windows;
 - the vocabulary is made once, for the general and the target text
   together; fastai re-maps a pretrained model's embedding to the target
   vocabulary (`convert_weights`: rows of new words start at the mean);
-- no AR/TAR activation regularisation, and the classifier reads whole
-  texts of `sequence_length` tokens rather than BPTT chunks.
+- no AR/TAR activation regularisation;
+- the classifier reads up to 1,440 tokens of a document in one pass
+  where fastai reads them in BPTT chunks, carrying the state: the same
+  outputs, but fastai cuts the gradient between chunks
+  (`classifier_from_language_model`).
 
 Example:
 ```python
@@ -46,8 +49,8 @@ lm = kzoo.AwdLstmLanguageModel(
     preprocessor=kzoo.AwdLstmLanguageModelPreprocessor(
         tokenizer, sequence_length=24))
 # The recipe:
-#   ulmfit.pretrain_language_model(lm, general_texts, epochs=1)
-#   ulmfit.fine_tune_language_model(lm, target_texts, epochs=1)
+#   ulmfit.pretrain_language_model(lm, general_texts, epochs=1, bptt=24)
+#   ulmfit.fine_tune_language_model(lm, target_texts, epochs=1, bptt=24)
 #   classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
 #   ulmfit.train_classifier(classifier, texts, labels, epochs=6)
 ```
@@ -57,6 +60,7 @@ import keras
 
 from kzoo.models.awd_lstm import (AwdLstmBackbone, AwdLstmPreprocessor,
                                   AwdLstmTextClassifier)
+from kzoo.models.awd_lstm.tokenizer import BOS
 from kzoo.training import (GradualUnfreezing, LayerwiseAdam,
                            SlantedTriangular, layer_groups)
 
@@ -66,23 +70,43 @@ DECAY = 1 / 2.6
 # than the language model's.
 CLASSIFIER_DROPOUTS = {"embedding_dropout": 0.05, "input_dropout": 0.4,
                        "hidden_dropout": 0.3, "weight_dropout": 0.5}
+# ULMFiT's language-model window, in tokens (the paper's and fastai v1's
+# `bptt`; fastai v2's `seq_len` is 72).
+BPTT = 70
+# The most tokens of a document fastai's classifier pools over
+# (`get_text_classifier(max_len=72 * 20)`).
+MAX_LENGTH = 72 * 20
+# Texts tokenized at a time when cutting a corpus into windows.
+_TOKENIZE_BATCH = 256
 
 
-def corpus_windows(texts, words=70):
-    """Texts joined into one stream and cut into windows of `words` words
-    (fastai's BPTT is 70), the language model's training examples.
+def corpus_windows(texts, tokenizer, bptt=BPTT):
+    """Texts as fastai's language model reads them: one stream of tokens
+    (the tokenizer's rules applied, `xxbos` before each text), cut into
+    windows of `bptt` tokens (fastai's 70). Returns each window as text,
+    its tokens joined by spaces; the rules leave such text as it is, so
+    the language model's preprocessor reads exactly `bptt` tokens back
+    (and puts its own `xxbos` first). A last, shorter window is left out.
+
+    Counted in tokens, not words: on Austen 70 words are ~93 tokens
+    (punctuation and `xxmaj` are tokens of their own), which a 72-token
+    preprocessor would cut, leaving a fifth of each window untrained.
 
     Example:
     ```python
-    from kzoo.recipes import ulmfit
-    windows = ulmfit.corpus_windows(["one two three", "four five six seven"],
-                                    words=3)
-    assert windows == ["one two three", "four five six"]  # the rest: out
+    # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
+    windows = ulmfit.corpus_windows(["One two.", "Three"], tokenizer, bptt=3)
+    assert windows == ["xxbos xxmaj one", "two . xxbos"]  # the rest: out
     ```
     """
-    stream = " ".join(texts).split()
-    return [" ".join(stream[i:i + words])
-            for i in range(0, len(stream) - words + 1, words)]
+    stream = []
+    for start in range(0, len(texts), _TOKENIZE_BATCH):
+        batch = list(texts[start:start + _TOKENIZE_BATCH])
+        for tokens in tokenizer.split(batch).to_list():
+            stream.append(BOS)
+            stream.extend(token.decode("utf-8") for token in tokens)
+    return [" ".join(stream[i:i + bptt])
+            for i in range(0, len(stream) - bptt + 1, bptt)]
 
 
 def language_model_groups(lm):
@@ -123,8 +147,16 @@ def ulmfit_optimizer(learning_rate, groups, decay=DECAY, cut_fraction=0.1,
 
 
 def _fit_language_model(lm, texts, epochs, batch_size, learning_rate, decay,
-                        words, verbose):
-    windows = corpus_windows(texts, words)
+                        bptt, verbose):
+    preprocessor = lm.preprocessor
+    if preprocessor is None or preprocessor.sequence_length < bptt:
+        raise ValueError(
+            f"ULMFiT: windows of bptt={bptt} tokens need a language model "
+            "whose preprocessor reads at least that many; this one reads "
+            f"{getattr(preprocessor, 'sequence_length', None)}. Build it "
+            f"with AwdLstmLanguageModelPreprocessor(tokenizer, "
+            f"sequence_length={bptt}), or pass a smaller bptt.")
+    windows = corpus_windows(texts, preprocessor.tokenizer, bptt)
     lm.compile(optimizer=ulmfit_optimizer(learning_rate,
                                           language_model_groups(lm), decay))
     return lm.fit(windows, epochs=epochs, batch_size=batch_size,
@@ -132,45 +164,60 @@ def _fit_language_model(lm, texts, epochs, batch_size, learning_rate, decay,
 
 
 def pretrain_language_model(lm, texts, epochs=1, batch_size=32,
-                            learning_rate=1e-2, words=70, verbose=0):
-    """Stage 1: the language model on general-domain text (every group at
-    the same rate; a slanted triangular schedule). Returns the history.
+                            learning_rate=1e-2, bptt=BPTT, verbose=0):
+    """Stage 1: the language model on general-domain text, cut into
+    windows of `bptt` tokens (`corpus_windows`; the language model's
+    preprocessor must read at least `bptt`), every group at the same
+    rate, a slanted triangular schedule. Returns the history.
 
     Example:
     ```python
     # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
-    history = ulmfit.pretrain_language_model(lm, texts, words=20)
+    history = ulmfit.pretrain_language_model(lm, texts, bptt=24)
     assert len(history.history["loss"]) == 1   # one epoch
     ```
     """
     return _fit_language_model(lm, texts, epochs, batch_size, learning_rate,
-                               1.0, words, verbose)
+                               1.0, bptt, verbose)
 
 
 def fine_tune_language_model(lm, texts, epochs=1, batch_size=32,
-                             learning_rate=4e-3, decay=DECAY, words=70,
+                             learning_rate=4e-3, decay=DECAY, bptt=BPTT,
                              verbose=0):
-    """Stage 2: the language model on the target domain's text, with
-    discriminative (`decay` per group) and slanted triangular rates.
+    """Stage 2: the language model on the target domain's text (windows
+    of `bptt` tokens, as stage 1), with discriminative (`decay` per
+    group) and slanted triangular rates.
 
     Example:
     ```python
     # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
     # (after pretrain_language_model on general-domain text)
-    history = ulmfit.fine_tune_language_model(lm, texts, words=20)
+    history = ulmfit.fine_tune_language_model(lm, texts, bptt=24)
     print(history.history["perplexity"])
     ```
     """
     return _fit_language_model(lm, texts, epochs, batch_size, learning_rate,
-                               decay, words, verbose)
+                               decay, bptt, verbose)
 
 
-def classifier_from_language_model(lm, num_classes, sequence_length=None,
+def classifier_from_language_model(lm, num_classes,
+                                   sequence_length=MAX_LENGTH,
                                    dropouts=CLASSIFIER_DROPOUTS, **kwargs):
     """Stage 3's model: a new `AwdLstmTextClassifier` whose encoder starts
     from the language model's (with the classifier's dropouts), reading
-    text with the language model's tokenizer. `kwargs` go to the
-    classifier (`hidden_dims`, `pooled_dropout`, `dropout`).
+    text with the language model's tokenizer: up to `sequence_length`
+    tokens of each document (fastai's `max_len`, 1,440), pooled over all
+    of them. `kwargs` go to the classifier (`hidden_dims`,
+    `pooled_dropout`, `dropout`).
+
+    fastai's `SentenceEncoder` feeds a long document to the LSTMs in
+    chunks of 72 tokens, carrying their state from one chunk to the next,
+    which computes what one pass over the whole document does; kzoo makes
+    that one pass. Two differences, both in training only: fastai cuts
+    the gradient at each chunk boundary and draws new dropout masks per
+    chunk, where kzoo back-propagates through the whole document with one
+    mask. fastai reads all of a longer document and pools over its last
+    `max_len` tokens; kzoo reads and pools its first `sequence_length`.
 
     Example:
     ```python
@@ -179,6 +226,7 @@ def classifier_from_language_model(lm, num_classes, sequence_length=None,
     # The encoder starts from the language model's weights.
     np.testing.assert_array_equal(
         classifier.backbone.get_weights()[0], lm.backbone.get_weights()[0])
+    assert classifier.preprocessor.sequence_length == 1440
     assert classifier.predict(texts[:2], verbose=0).shape == (2, 2)
     ```
     """
@@ -190,7 +238,7 @@ def classifier_from_language_model(lm, num_classes, sequence_length=None,
     if lm.preprocessor is not None:
         preprocessor = AwdLstmPreprocessor(
             lm.preprocessor.tokenizer,
-            sequence_length=sequence_length or lm.preprocessor.sequence_length)
+            sequence_length=sequence_length)
     return AwdLstmTextClassifier(backbone, num_classes,
                                  preprocessor=preprocessor, **kwargs)
 
@@ -207,7 +255,8 @@ def train_classifier(classifier, texts, labels, epochs=6, batch_size=16,
     Example:
     ```python
     # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
-    classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
+    classifier = ulmfit.classifier_from_language_model(
+        lm, num_classes=2, sequence_length=32)   # passages of 20 words
     labels = [i % 2 for i in range(len(texts))]
     history = ulmfit.train_classifier(classifier, texts, labels, epochs=2,
                                       batch_size=8)
@@ -228,7 +277,8 @@ def accuracy(classifier, texts, labels, batch_size=64):
     Example:
     ```python
     # Setup: the example of kzoo.recipes.ulmfit (texts, tokenizer, lm).
-    classifier = ulmfit.classifier_from_language_model(lm, num_classes=2)
+    classifier = ulmfit.classifier_from_language_model(
+        lm, num_classes=2, sequence_length=32)
     score = ulmfit.accuracy(classifier, texts[:4], [0, 1, 0, 1])
     assert score in (0.0, 0.25, 0.5, 0.75, 1.0)
     ```

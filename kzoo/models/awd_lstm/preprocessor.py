@@ -77,8 +77,9 @@ class AwdLstmLanguageModelPreprocessor(AwdLstmPreprocessor):
     tokens), y (each position's next token) and sample weights (1 where
     that next token is real). Makes its own labels: pass texts only.
 
-    For a corpus, feed windows of it (e.g. `sequence_length` words each,
-    as `kzoo.recipes.ulmfit.corpus_windows` cuts them); each window starts
+    For a corpus, feed windows of it of at most `sequence_length` tokens
+    (not words: punctuation and `xxmaj` are tokens too), as
+    `kzoo.recipes.ulmfit.corpus_windows` cuts them; each window starts
     with `xxbos` and from zero LSTM state.
 
     Example:
