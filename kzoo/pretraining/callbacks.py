@@ -241,12 +241,19 @@ def plateau_report(loss, entropy, step):
         return f"kzoo pretrain: held-out loss {loss:.3f} (step {step})"
     line = (f"kzoo pretrain: held-out loss {loss:.3f} nats at step {step}; "
             f"the corpus' unigram entropy {entropy:.3f} nats "
-            f"({entropy - loss:+.3f} below it)")
+            f"({relative_to_entropy(loss, entropy)} it)")
     if loss > entropy - PLATEAU_MARGIN:
         line += ("\nkzoo pretrain: warning: the model predicts no better "
-                 "than word frequencies alone (the unigram plateau): its "
-                 "features carry little about the input yet. Train longer, "
-                 "or with the small-model recipe (a higher --learning-rate "
-                 "with warmup, --clip-norm, --pretraining-dropout 0, a "
-                 "smaller vocabulary): docs/pretraining_at_scale.md")
+                 "than word frequencies alone (the unigram plateau): it has "
+                 "learned nothing of the context yet. Train longer, or with "
+                 "the small-model recipe (a higher --learning-rate with "
+                 "warmup, --clip-norm, --pretraining-dropout 0, a smaller "
+                 "vocabulary): docs/pretraining_at_scale.md")
     return line
+
+
+def relative_to_entropy(loss, entropy):
+    """"1.234 below" or "0.567 above": where `loss` is against the
+    unigram entropy."""
+    side = "below" if loss <= entropy else "above"
+    return f"{abs(entropy - loss):.3f} {side}"

@@ -65,7 +65,8 @@ def test_each_evaluation_prints_the_loss_beside_the_entropy_and_warns(
 
 def test_no_warning_once_the_loss_is_below_the_plateau():
     assert "warning" not in plateau_report(3.0, 6.0, 100)
-    assert "(+3.000 below it)" in plateau_report(3.0, 6.0, 100)
+    assert "(3.000 below it)" in plateau_report(3.0, 6.0, 100)
+    assert "(0.500 above it)" in plateau_report(6.5, 6.0, 100)
     assert "warning" not in plateau_report(6.0 - PLATEAU_MARGIN - 1e-3,
                                            6.0, 100)
     assert "warning" in plateau_report(6.0 - PLATEAU_MARGIN + 1e-3, 6.0, 1)
