@@ -63,7 +63,8 @@ keras.utils.set_random_seed(0)
 | new building blocks, if any (for the next family too) | `kzoo/layers/` | none: BERT's encoder stack |
 | registration (presets and Keras name classes) | `@register` on each public class | |
 | public names | `kzoo/__init__.py` | `kzoo.RobertaBackbone`, ... |
-| Hugging Face converter | `kzoo/convert/<family>.py` + one line in `MODEL_TYPE_MODULES` and `FAMILY_MODULES` (`kzoo/convert/base.py`) | subclasses BERT's converter |
+| Hugging Face converter | `kzoo/models/<family>/convert.py`; the `model_type`s it reads in the family's declaration | subclasses BERT's layout |
+| declaration (model types, pretraining objectives) | `FAMILY = Family(...)` in `kzoo/models/<family>/__init__.py`, the family's name in `FAMILIES` (`kzoo/core/families.py`) | `model_types=("roberta",)`, `objectives=("mlm",)` |
 | model parallelism | the backbone's `layout_rules()` | `transformer_rules()` |
 | presets | `presets/<name>/`, written by `scripts/make_presets.py` from the family's rows in `scripts/preset_table.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
 | tests | `tests/models/<family>/`, `tests/convert/test_<family>_parity.py`, `tests/<family>_testing.py` (tiny configs) | |
@@ -72,15 +73,13 @@ keras.utils.set_random_seed(0)
 What an installed kzoo says about RoBERTa:
 """
 
-from kzoo.convert.base import FAMILY_MODULES, MODEL_TYPE_MODULES  # noqa: E402
-from kzoo.core import registry  # noqa: E402
+from kzoo.core import families, registry  # noqa: E402
 from kzoo.core.task import Task  # noqa: E402
 
 folder = Path(kzoo.models.roberta.__file__).parent
 print("kzoo/models/roberta/:", sorted(p.name for p in folder.glob("*.py")))
-print("converter tables:",
-      {t: m for t, m in MODEL_TYPE_MODULES.items() if m == "roberta"},
-      "| family -> module:", FAMILY_MODULES["roberta"])
+print("declaration:", families.declared("roberta"),
+      "| converter:", families.converter_module("roberta"))
 print("presets:", [row["name"] for row in presets.list(family="roberta")])
 print("exports:", [n for n in dir(kzoo) if n.startswith("Roberta")])
 print("registered tasks:",
@@ -368,28 +367,29 @@ A converter maps each Hugging Face tensor to its kzoo variable
 (`WeightSpec`s built with the `embedding`, `linear` and `layer_norm`
 helpers); import and export run the same specs, so they cannot drift
 apart. ToyBERT's tensors are BERT's, so its converter subclasses
-`BertConverter` and says what differs: its classes, one token type, and
-its task names for BERT's heads.
+`BertLayout` (BERT's tensor names and heads) and says what differs: its
+classes, one token type, and its task names for BERT's heads.
 
 `register_converter` makes it the exporter of family `toy_bert`. In the
-repository, a family's converter module is also listed in
-`MODEL_TYPE_MODULES` (the `model_type` a checkpoint's `config.json`
-names -> its module) and `FAMILY_MODULES`, so that a checkpoint imports
-only kzoo's own modules. ToyBERT's checkpoints are `transformers`' own
+repository, a family's converter is `kzoo/models/<family>/convert.py`
+and its package declares the `model_type`s (a checkpoint's
+`config.json` names one) it reads (`FAMILY = Family(model_types=...)`);
+`kzoo.core.families` lists the family, so a checkpoint imports only
+kzoo's own modules. ToyBERT's checkpoints are `transformers`' own
 `bert` ones, which `kzoo.convert.hf_to_preset` gives to BERT's converter;
 so here we call ToyBERT's converter directly.
 """
 
 from kzoo.convert import ConversionError, HFCheckpoint  # noqa: E402
 from kzoo.convert import export_hf, register_converter  # noqa: E402
-from kzoo.convert.bert import BertConverter  # noqa: E402
+from kzoo.models.bert.convert import BertLayout  # noqa: E402
 
 TOY_TO_BERT = {"ToyBertMaskedLM": "BertMaskedLM",
                "ToyBertTextClassifier": "BertTextClassifier"}
 
 
 @register_converter
-class ToyBertConverter(BertConverter):
+class ToyBertConverter(BertLayout):
     model_types = ()  # checkpoints say "bert"; see above
     family = "toy_bert"
     backbone_class = "ToyBertBackbone"
@@ -401,7 +401,7 @@ class ToyBertConverter(BertConverter):
     pretraining_tasks = (("ToyBertMaskedLM",
                           ("cls.predictions.transform.dense.weight",)),)
     # Backbone argument -> config.json field: BERT's, less num_segments.
-    config_fields = {k: v for k, v in BertConverter.config_fields.items()
+    config_fields = {k: v for k, v in BertLayout.config_fields.items()
                      if k != "num_segments"}
 
     def backbone_kwargs(self, config):

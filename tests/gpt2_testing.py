@@ -37,7 +37,7 @@ def hf_pair(name, seed=0, preprocessor=None, **config_overrides):
     fields (e.g. `vocab_size=50257` for text)."""
     import transformers
     import torch
-    from kzoo.convert.gpt2 import GPT2Converter
+    from kzoo.models.gpt2.convert import GPT2Converter
     transformers.logging.set_verbosity_error()
     config = transformers.GPT2Config(
         **{**HF_CONFIGS[name], **config_overrides}, resid_pdrop=0.0,
@@ -55,7 +55,7 @@ def hf_pair(name, seed=0, preprocessor=None, **config_overrides):
 def load_state_dict(backbone, state_dict):
     """Assign a Hugging Face GPT-2 state dict (torch tensors) through the
     converter's weight specs."""
-    from kzoo.convert.gpt2 import GPT2Converter
+    from kzoo.models.gpt2.convert import GPT2Converter
     converter = GPT2Converter()
     for spec in converter.backbone_specs(backbone, {}):
         name = spec.hf_name

@@ -51,7 +51,7 @@ def test_the_table_names_every_shipped_preset(writer):
     for name in writer.rows(stand_ins=True):
         assert (ROOT / "tests/data/presets" / name / "metadata.json").is_file()
     # The table writes the converter's dropouts, not its own.
-    from kzoo.convert.awd_lstm import LM_DROPOUTS
+    from kzoo.models.awd_lstm.convert import LM_DROPOUTS
     config = writer.rows()["awd_lstm_wt103_en"]["config"]
     assert LM_DROPOUTS.items() <= config.items()
 

@@ -20,7 +20,9 @@ Modules:
     download     hub files through `huggingface_hub`: pinned, verified
     hub          named-preset sources, `hf://` references and the cache;
                  registers itself with kzoo.presets on import
-    bert, ...    one converter per family
+
+Each family's converter lives in its folder (`kzoo/models/<family>/
+convert.py`), found through `kzoo.core.families`' static list.
 """
 
 from kzoo.convert.api import export_hf, hf_to_preset, load_hf_weights

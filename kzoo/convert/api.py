@@ -91,7 +91,7 @@ def hf_to_preset(src, dest, task="auto", overwrite=False, verbose=True,
     Returns:
         The `ConversionReport` (None for a folder in an original,
         pre-Hugging Face layout, such as ELMo's: see
-        `kzoo.convert.base.ORIGINAL_FORMAT_MODULES`).
+        `kzoo.convert.base.original_format_module`).
 
     Example:
     ```python

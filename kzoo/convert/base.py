@@ -1,8 +1,9 @@
 """The converter registry and the family-independent half of conversion.
 
-A family converter (one module per family: `kzoo/convert/bert.py`,
-`kzoo/convert/gpt2.py`, ...) subclasses `Converter`, says which Hugging
-Face `model_type`s it reads, and lists its weights as `WeightSpec`s: one
+A family converter (one module per family, in its folder:
+`kzoo/models/bert/convert.py`, `kzoo/models/gpt2/convert.py`, ...)
+subclasses `Converter` (the Hugging Face `model_type`s it reads are the
+family's declaration's) and lists its weights as `WeightSpec`s: one
 Hugging Face tensor name and the kzoo variable(s) it fills. Everything
 else is shared and lives here:
 
@@ -20,8 +21,7 @@ from kzoo.convert.base import Converter, WeightSpec, register_converter
 
 @register_converter
 class GPT2Converter(Converter):
-    model_types = ("gpt2",)
-    family = "gpt2"
+    family = "gpt2"   # reads the model_types kzoo.models.gpt2 declares
     backbone_class = "GPT2Backbone"
     base_model_prefix = "transformer"
     architectures = {"GPT2Model": None, "GPT2LMHeadModel": "GPT2CausalLM"}
@@ -29,9 +29,11 @@ class GPT2Converter(Converter):
     ...
 ```
 
-`converter_for_model_type("gpt2")` imports `kzoo.convert.gpt2` on first
-use, through the explicit `MODEL_TYPE_MODULES` table: a new family adds
-its `model_type`s there and its converter module.
+`converter_for_model_type("gpt2")` imports `kzoo.models.gpt2.convert`
+on first use: the family whose declaration (`FAMILY` in its package,
+read through `kzoo.core.families`' static list) names the `model_type`.
+A family's converter lives in its folder and subclasses these pieces;
+this module imports one only through that list.
 """
 
 import importlib
@@ -43,52 +45,10 @@ import numpy as np
 
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.progress import Progress
+from kzoo.core import families
 from kzoo.core.classification import from_hf_config
 from kzoo.core.registry import get_class
 from kzoo.utils.skip_init import initial_values_skipped
-
-# The converter table: Hugging Face `model_type` (config.json) -> the
-# kzoo.convert module that reads it. Explicit, so a model_type that is no
-# Python name (`xlm-roberta`, `deberta-v2`) maps to its module, and only
-# these modules are ever imported on a checkpoint's say-so. A new family
-# adds its lines here and in FAMILY_MODULES.
-MODEL_TYPE_MODULES = {
-    "albert": "albert",
-    "bart": "bart",
-    "bert": "bert",
-    "distilbert": "distil_bert",
-    "electra": "electra",
-    "deberta-v2": "deberta_v3",
-    "gpt2": "gpt2",
-    "roberta": "roberta",
-    "t5": "t5",
-    "xlm-roberta": "xlm_roberta",
-}
-# kzoo backbone family -> its converter module (for export).
-FAMILY_MODULES = {
-    "albert": "albert",
-    "bart": "bart",
-    "bert": "bert",
-    "distil_bert": "distil_bert",
-    "electra": "electra",
-    "deberta_v3": "deberta_v3",
-    "gpt2": "gpt2",
-    "roberta": "roberta",
-    "t5": "t5",
-    "xlm_roberta": "xlm_roberta",
-}
-
-# Checkpoints in a family's own layout from before Hugging Face (ELMo's
-# bilm-tf folders: options.json + a weights .hdf5) carry no model_type to
-# dispatch on. Each module named here recognises such a folder by its files
-# (`is_original_folder(path)`) and converts it (`to_preset(src, dest,
-# ...)`); `hf_to_preset` (and so `kzoo convert`) asks them first. Explicit
-# for the same reason as MODEL_TYPE_MODULES: only these modules are ever
-# imported on a folder's say-so.
-ORIGINAL_FORMAT_MODULES = {
-    "bilm-tf": "elmo",
-    "fastai": "awd_lstm",  # a .pth state dict + its itos vocabulary
-}
 
 _CONVERTERS = {}  # model_type -> Converter instance
 _BY_FAMILY = {}   # kzoo family -> Converter instance
@@ -107,7 +67,7 @@ def register_converter(cls):
     Example:
     ```python
     from kzoo import convert
-    from kzoo.convert.bert import BertConverter
+    from kzoo.models.bert.convert import BertConverter
 
     @convert.register_converter
     class MyBertConverter(BertConverter):
@@ -127,6 +87,10 @@ def register_converter(cls):
                       if name.endswith("ForSequenceClassification"))
         cls.architectures = {**cls.architectures, **{
             prefix + suffix: task for suffix, task in GENERIC_HEADS.items()}}
+    if "model_types" not in vars(cls) and cls.family in families.FAMILIES:
+        # A family's own converter reads what the family declares (not
+        # the model_types of the converter it subclasses).
+        cls.model_types = families.declared(cls.family).model_types
     instance = cls()
     for model_type in cls.model_types:
         _CONVERTERS[model_type] = instance
@@ -144,7 +108,7 @@ def known_model_types():
     assert "bert" in convert.known_model_types()
     ```
     """
-    return sorted(MODEL_TYPE_MODULES)
+    return families.model_types()
 
 
 def converter_for_model_type(model_type):
@@ -159,29 +123,34 @@ def converter_for_model_type(model_type):
     assert converter.backbone_class == "BertBackbone"
     ```
     """
-    module = MODEL_TYPE_MODULES.get(model_type) \
+    family = families.family_of_model_type(model_type) \
         if isinstance(model_type, str) else None
-    if module is None and isinstance(model_type, str) and \
+    if family is None and isinstance(model_type, str) and \
             model_type in _CONVERTERS:
         # Registered by code already run (`register_converter`): nothing
         # is imported on the checkpoint's say-so.
         return _CONVERTERS[model_type]
-    if module is None:
+    if family is None:
         raise ConversionError(
             f"Unknown model_type {model_type!r} in config.json: kzoo "
             f"converts {', '.join(known_model_types())}.")
-    importlib.import_module(f"kzoo.convert.{module}")
+    importlib.import_module(families.converter_module(family))
     return _CONVERTERS[model_type]
 
 
 def original_format_module(path):
-    """The converter module of a folder in one of the original layouts of
-    ORIGINAL_FORMAT_MODULES, or None (e.g. a Hugging Face folder)."""
+    """The converter module of a folder in one of the layouts from before
+    Hugging Face that a family declares (`original_format`: ELMo's
+    bilm-tf, AWD-LSTM's fastai), or None (e.g. a Hugging Face folder).
+    Such a checkpoint has no model_type to dispatch on: each of those
+    converters recognises its folders by their files
+    (`is_original_folder(path)`) and converts them (`to_preset(src, dest,
+    ...)`); `hf_to_preset` (and so `kzoo convert`) asks them first."""
     from pathlib import Path
     if not isinstance(path, (str, Path)) or not Path(path).is_dir():
         return None
-    for module in ORIGINAL_FORMAT_MODULES.values():
-        converter = importlib.import_module(f"kzoo.convert.{module}")
+    for family in families.original_format_families():
+        converter = importlib.import_module(families.converter_module(family))
         if converter.is_original_folder(path):
             return converter
     return None
@@ -204,14 +173,14 @@ def converter_for_model(model):
     if isinstance(family, str) and family in _BY_FAMILY:
         # Imported already, or registered (`register_converter`) by code
         # outside kzoo, such as a family under development: exportable
-        # without an entry in FAMILY_MODULES.
+        # without being one of kzoo.core.families' list.
         return _BY_FAMILY[family]
-    module = FAMILY_MODULES.get(family) if isinstance(family, str) else None
-    if module is None:
+    if family not in families.FAMILIES or \
+            not families.declared(family).model_types:
         raise ConversionError(
             f"No Hugging Face exporter for {type(model).__name__} (family "
             f"{family!r}).")
-    importlib.import_module(f"kzoo.convert.{module}")
+    importlib.import_module(families.converter_module(family))
     return _BY_FAMILY[family]
 
 
@@ -510,11 +479,23 @@ class Converter:
         return {}
 
     def detect_task(self, checkpoint):
-        """The kzoo task class name for a checkpoint (None: backbone)."""
-        for architecture in checkpoint.architectures:
-            if architecture in self.architectures:
-                return self.architectures[architecture]
-        return None
+        """The kzoo task class name for a checkpoint (None: backbone): its
+        architecture's task, else `headless_task`'s."""
+        task = next((self.architectures[architecture]
+                     for architecture in checkpoint.architectures
+                     if architecture in self.architectures), None)
+        return task or self.headless_task(checkpoint)
+
+    def headless_task(self, checkpoint):
+        """The task of a checkpoint whose architecture names no task model
+        (a base model, or none at all): for one that names no architecture,
+        the task that keeps the pretraining heads its tensors show
+        (`pretraining_task`); else None, the backbone. A family whose
+        checkpoints say more (BERT's sentence-transformers folders) adds
+        to it."""
+        if checkpoint.architectures:
+            return None
+        return self.pretraining_task(checkpoint)
 
     def task_names(self):
         return sorted({t for t in self.architectures.values() if t})

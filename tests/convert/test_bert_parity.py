@@ -140,7 +140,7 @@ def test_head_tensors_reported_when_loading_a_backbone(checkpoints):
 
 
 def _kwargs(folder):
-    from kzoo.convert.bert import BertConverter
+    from kzoo.models.bert.convert import BertConverter
     import json
     config = json.loads((folder / "config.json").read_text())
     return BertConverter().backbone_kwargs(config)

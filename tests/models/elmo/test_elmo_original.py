@@ -13,7 +13,7 @@ from elmo_testing import (ELMO_DIR, character_batch, original_outputs,
                           original_sentences)
 from helpers import assert_all_close, to_numpy
 from kzoo.convert import ConversionError
-from kzoo.convert.elmo import backbone_from_folder
+from kzoo.models.elmo.convert import backbone_from_folder
 from kzoo.utils.weights import persistent_weights
 
 LENGTH = 56  # every batch padded to one length: one compiled graph

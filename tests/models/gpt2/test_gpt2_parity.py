@@ -173,7 +173,7 @@ def test_named_presets_match_their_checkpoints(name, sizes):
     # refusing a checkpoint whose config differs from the preset's: the
     # original configs (transformers' GPT2Config defaults plus the sizes)
     # must map onto the preset configs exactly.
-    from kzoo.convert.gpt2 import GPT2Converter
+    from kzoo.models.gpt2.convert import GPT2Converter
     hf_config = transformers.GPT2Config(**sizes).to_dict()
     preset = kzoo.presets.resolve(name)
     expected = dict(preset.json("config.json")["config"])

@@ -77,10 +77,14 @@ _SPECIAL_TOKENS = {"unk_token": "[UNK]", "sep_token": "[SEP]",
                    "mask_token": "[MASK]"}
 
 
+class BertLayout(Converter):
+    """BERT's Hugging Face checkpoint layout: its config fields, tensor
+    names, WordPiece tokenizer files and the MLM, NSP and classifier heads.
+    The families converted as BERT (RoBERTa, ALBERT, DistilBERT, ELECTRA,
+    DeBERTa-v3, ...) subclass this, not `BertConverter`: BERT's own task
+    detection (sentence-transformers folders -> `BertTextEmbedder`) is
+    BERT's alone, so no subclass has it to skip."""
 
-@register_converter
-class BertConverter(Converter):
-    model_types = ("bert",)
     hf_defaults = HF_DEFAULTS
     config_fields = {
         "vocabulary_size": "vocab_size",
@@ -95,28 +99,14 @@ class BertConverter(Converter):
         "layer_norm_epsilon": "layer_norm_eps",
         "initializer_range": "initializer_range",
     }
-    family = "bert"
-    backbone_class = "BertBackbone"
-    generic_heads = True  # and every family converted as BERT is
+    generic_heads = True  # every family converted as BERT has them
     # The WordPiece tokenizer classes, kzoo's and the one an export names
     # (families that reuse BERT's tokenizer name their own).
     tokenizer_class = "BertTokenizer"
     hf_tokenizer_class = "BertTokenizer"
     base_model_prefix = "bert"
-    architectures = {
-        "BertModel": None,
-        "BertForMaskedLM": "BertMaskedLM",
-        "BertForPreTraining": "BertPretrainer",
-        "BertForSequenceClassification": "BertTextClassifier",
-        "BertForQuestionAnswering": "QuestionAnswerer",
-    }
     backbone_tensor_prefixes = ("embeddings.", "encoder.", "pooler.")
     no_pooler_architectures = _NO_POOLER
-    pretraining_tasks = (
-        ("BertPretrainer", ("cls.predictions.transform.dense.weight",
-                            "cls.seq_relationship.weight")),
-        ("BertMaskedLM", ("cls.predictions.transform.dense.weight",)),
-    )
     skipped_tensors = {
         r"embeddings\.position_ids": "a buffer (0..max_len-1), not a weight",
         r"embeddings\.token_type_ids": "a buffer (zeros), not a weight",
@@ -148,68 +138,7 @@ class BertConverter(Converter):
             dropout = config.get("classifier_dropout")
             return {**classifier_kwargs(config),
                     "dropout": None if dropout is None else float(dropout)}
-        if task_name == "BertTextEmbedder":
-            return self._sentence_transformers(checkpoint) or {}
         return {}
-
-    def detect_task(self, checkpoint):
-        task = super().detect_task(checkpoint)
-        if task is None and self._sentence_transformers(checkpoint):
-            return "BertTextEmbedder"
-        if task is None and not checkpoint.architectures:
-            names = {self.canonical_name(n) for n in checkpoint.tensors.names()}
-            has_mlm = "cls.predictions.transform.dense.weight" in names
-            if has_mlm and "cls.seq_relationship.weight" in names:
-                return "BertPretrainer"
-            if has_mlm:
-                return "BertMaskedLM"
-        return task
-
-    def task_names(self):
-        return sorted(super().task_names() + ["BertTextEmbedder"])
-
-    @staticmethod
-    def _sentence_transformers(checkpoint):
-        """BertTextEmbedder's arguments for a sentence-transformers folder
-        whose modules are exactly Transformer -> Pooling (-> Dense, in
-        2_Dense/ as sentence-transformers names it) (-> Normalize); else
-        None."""
-        if checkpoint is None:
-            return None
-        modules = checkpoint.json("modules.json")
-        if not isinstance(modules, list):
-            return None
-        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
-        if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in (
-                [], ["Normalize"], ["Dense"], ["Dense", "Normalize"]):
-            return None
-        paths = [str(m.get("path", "")) for m in modules[1:3]]
-        if any(".." in path or path.startswith(("/", "\\"))
-               for path in paths) or not paths[0]:
-            return None
-        path = paths[0]
-        pooling = checkpoint.json(f"{path}/config.json") or {}
-        modes = [mode for key, mode in (
-            ("pooling_mode_mean_tokens", "mean"),
-            ("pooling_mode_cls_token", "cls"),
-            ("pooling_mode_max_tokens", "max"),
-            ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt"),
-            ("pooling_mode_weightedmean_tokens", "weightedmean"),
-            ("pooling_mode_lasttoken", "lasttoken")) if pooling.get(key)]
-        if len(modes) != 1 or modes[0] not in ("mean", "cls", "max"):
-            return None
-        found = {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
-        if kinds[2:3] == ["Dense"]:
-            dense = checkpoint.json(f"{paths[1]}/config.json") or {}
-            activation = _DENSE_ACTIVATIONS.get(
-                dense.get("activation_function"))
-            if activation is None or dense.get("bias") is False or \
-                    not isinstance(dense.get("out_features"), int) or \
-                    paths[1].strip("/") != DENSE_FOLDER:
-                return None
-            found.update(dense_dim=dense["out_features"],
-                         dense_activation=activation)
-        return found
 
     def backbone_specs(self, backbone, config):
         specs = self.encoder_specs(backbone)
@@ -273,12 +202,6 @@ class BertConverter(Converter):
         if task_name == "BertTextClassifier":
             specs += linear("classifier", task.get_layer("classifier"),
                             "classifier", part="head")
-        if task_name == "BertTextEmbedder" and task.dense_dim is not None:
-            # sentence-transformers' Dense module: its own folder's
-            # `linear` (kzoo.convert.checkpoint reads it as
-            # `<folder>/linear.*`); export_extras writes it back.
-            specs += linear(f"{DENSE_FOLDER}/linear", task.get_layer("dense"),
-                            "dense", part="head", export=False)
         return specs
 
     def tied_tensors(self, task_name):
@@ -333,11 +256,6 @@ class BertConverter(Converter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
-    def hf_architecture(self, model):
-        if type(model).__name__ == "BertTextEmbedder":
-            return "BertModel"
-        return super().hf_architecture(model)
-
     def hf_config(self, model, architecture, tokenizer=None):
         backbone = getattr(model, "backbone", model)
         activation = _EXPORT_ACTIVATIONS.get(backbone.activation,
@@ -387,6 +305,99 @@ class BertConverter(Converter):
             json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
         (dest / "special_tokens_map.json").write_text(
             json.dumps(_SPECIAL_TOKENS, indent=2) + "\n", encoding="utf-8")
+
+
+@register_converter
+class BertConverter(BertLayout):
+    """BERT's own checkpoints: `BertModel`, its task models, and
+    sentence-transformers folders built on `BertModel` (->
+    `BertTextEmbedder`)."""
+
+    family = "bert"
+    backbone_class = "BertBackbone"
+    architectures = {
+        "BertModel": None,
+        "BertForMaskedLM": "BertMaskedLM",
+        "BertForPreTraining": "BertPretrainer",
+        "BertForSequenceClassification": "BertTextClassifier",
+        "BertForQuestionAnswering": "QuestionAnswerer",
+    }
+    pretraining_tasks = (
+        ("BertPretrainer", ("cls.predictions.transform.dense.weight",
+                            "cls.seq_relationship.weight")),
+        ("BertMaskedLM", ("cls.predictions.transform.dense.weight",)),
+    )
+
+    def task_kwargs(self, task_name, config, checkpoint=None):
+        if task_name == "BertTextEmbedder":
+            return self._sentence_transformers(checkpoint) or {}
+        return super().task_kwargs(task_name, config, checkpoint)
+
+    def headless_task(self, checkpoint):
+        if self._sentence_transformers(checkpoint):
+            return "BertTextEmbedder"
+        return super().headless_task(checkpoint)
+
+    def task_names(self):
+        return sorted(super().task_names() + ["BertTextEmbedder"])
+
+    @staticmethod
+    def _sentence_transformers(checkpoint):
+        """BertTextEmbedder's arguments for a sentence-transformers folder
+        whose modules are exactly Transformer -> Pooling (-> Dense, in
+        2_Dense/ as sentence-transformers names it) (-> Normalize); else
+        None."""
+        if checkpoint is None:
+            return None
+        modules = checkpoint.json("modules.json")
+        if not isinstance(modules, list):
+            return None
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+        if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in (
+                [], ["Normalize"], ["Dense"], ["Dense", "Normalize"]):
+            return None
+        paths = [str(m.get("path", "")) for m in modules[1:3]]
+        if any(".." in path or path.startswith(("/", "\\"))
+               for path in paths) or not paths[0]:
+            return None
+        path = paths[0]
+        pooling = checkpoint.json(f"{path}/config.json") or {}
+        modes = [mode for key, mode in (
+            ("pooling_mode_mean_tokens", "mean"),
+            ("pooling_mode_cls_token", "cls"),
+            ("pooling_mode_max_tokens", "max"),
+            ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt"),
+            ("pooling_mode_weightedmean_tokens", "weightedmean"),
+            ("pooling_mode_lasttoken", "lasttoken")) if pooling.get(key)]
+        if len(modes) != 1 or modes[0] not in ("mean", "cls", "max"):
+            return None
+        found = {"pooling": modes[0], "normalize": kinds[-1] == "Normalize"}
+        if kinds[2:3] == ["Dense"]:
+            dense = checkpoint.json(f"{paths[1]}/config.json") or {}
+            activation = _DENSE_ACTIVATIONS.get(
+                dense.get("activation_function"))
+            if activation is None or dense.get("bias") is False or \
+                    not isinstance(dense.get("out_features"), int) or \
+                    paths[1].strip("/") != DENSE_FOLDER:
+                return None
+            found.update(dense_dim=dense["out_features"],
+                         dense_activation=activation)
+        return found
+
+    def head_specs(self, task, task_name, config):
+        specs = super().head_specs(task, task_name, config)
+        if task_name == "BertTextEmbedder" and task.dense_dim is not None:
+            # sentence-transformers' Dense module: its own folder's
+            # `linear` (kzoo.convert.checkpoint reads it as
+            # `<folder>/linear.*`); export_extras writes it back.
+            specs += linear(f"{DENSE_FOLDER}/linear", task.get_layer("dense"),
+                            "dense", part="head", export=False)
+        return specs
+
+    def hf_architecture(self, model):
+        if type(model).__name__ == "BertTextEmbedder":
+            return "BertModel"
+        return super().hf_architecture(model)
 
     def export_extras(self, model, dest, config):
         if type(model).__name__ != "BertTextEmbedder":

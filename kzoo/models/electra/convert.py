@@ -3,7 +3,7 @@
 `ElectraForSequenceClassification`).
 
 The encoder's tensors are BERT's under the prefix "electra." (so
-`BertConverter.encoder_specs` names them), at `embedding_size` for the
+`BertLayout.encoder_specs` names them), at `embedding_size` for the
 embeddings; ELECTRA has no pooler. Every other tensor:
 
     HF                                          kzoo
@@ -22,25 +22,24 @@ embeddings; ELECTRA has no pooler. Every other tensor:
 """
 
 from kzoo.convert.base import (
-    Converter, classifier_kwargs, linear, masked_lm_head, register_converter)
-from kzoo.convert.bert import BertConverter
+    classifier_kwargs, linear, masked_lm_head, register_converter)
+from kzoo.models.bert.convert import BertLayout
 
 # Hugging Face ElectraConfig defaults, for configs that leave a field out.
 HF_DEFAULTS = {
-    **BertConverter.hf_defaults,
+    **BertLayout.hf_defaults,
     "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4,
     "intermediate_size": 1024,
 }
 
 
 @register_converter
-class ElectraConverter(BertConverter):
-    model_types = ("electra",)
+class ElectraConverter(BertLayout):
     family = "electra"
     backbone_class = "ElectraBackbone"
     base_model_prefix = "electra"
     hf_defaults = HF_DEFAULTS
-    config_fields = {**BertConverter.config_fields,
+    config_fields = {**BertLayout.config_fields,
                      "embedding_size": "embedding_size"}
     architectures = {
         "ElectraModel": None,
@@ -68,15 +67,6 @@ class ElectraConverter(BertConverter):
             return {**classifier_kwargs(config),
                     "dropout": None if dropout is None else float(dropout)}
         return {}
-
-    def detect_task(self, checkpoint):
-        task = Converter.detect_task(self, checkpoint)
-        if task is None and not checkpoint.architectures:
-            return self.pretraining_task(checkpoint)
-        return task
-
-    def task_names(self):
-        return Converter.task_names(self)
 
     def backbone_specs(self, backbone, config):
         specs = self.encoder_specs(backbone)
@@ -131,9 +121,6 @@ class ElectraConverter(BertConverter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
-    def hf_architecture(self, model):
-        return Converter.hf_architecture(self, model)
-
     def hf_config(self, model, architecture, tokenizer=None):
         # BERT's config, with ELECTRA's type and embedding width.
         config = super().hf_config(model, architecture, tokenizer)

@@ -2,7 +2,7 @@
 `RobertaForMaskedLM`, `RobertaForSequenceClassification`).
 
 The encoder's tensors are BERT's, under the prefix "roberta." (so
-`BertConverter.backbone_specs` names them); the heads are RoBERTa's own:
+`BertLayout.backbone_specs` names them); the heads are RoBERTa's own:
 
     HF                                          kzoo
     roberta.embeddings.position_embeddings      position_embedding (514 rows:
@@ -24,10 +24,10 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, classifier_kwargs, linear, masked_lm_head, register_converter)
-from kzoo.convert.bert import BertConverter
+    classifier_kwargs, linear, masked_lm_head, register_converter)
+from kzoo.models.bert.convert import BertLayout
 from kzoo.convert.errors import ConversionError
-from kzoo.convert.gpt2 import write_bpe_tokenizer
+from kzoo.models.gpt2.convert import write_bpe_tokenizer
 from kzoo.core.registry import get_class
 
 # Hugging Face RobertaConfig defaults, for configs that leave a field out.
@@ -48,8 +48,7 @@ _SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>",
 
 
 @register_converter
-class RobertaConverter(BertConverter):
-    model_types = ("roberta",)
+class RobertaConverter(BertLayout):
     family = "roberta"
     backbone_class = "RobertaBackbone"
     base_model_prefix = "roberta"
@@ -57,7 +56,7 @@ class RobertaConverter(BertConverter):
     # max_sequence_length is derived (see backbone_kwargs); RoBERTa has
     # no segment input.
     config_fields = {
-        **{name: field for name, field in BertConverter.config_fields.items()
+        **{name: field for name, field in BertLayout.config_fields.items()
            if name not in ("max_sequence_length", "num_segments")},
         "pad_token_id": "pad_token_id",
     }
@@ -110,18 +109,6 @@ class RobertaConverter(BertConverter):
                     "dropout": None if dropout is None else float(dropout)}
         return {}
 
-    def detect_task(self, checkpoint):
-        task = Converter.detect_task(self, checkpoint)
-        if task is None and not checkpoint.architectures:
-            names = {self.canonical_name(n)
-                     for n in checkpoint.tensors.names()}
-            if "lm_head.dense.weight" in names:
-                return self.masked_lm_task
-        return task
-
-    def task_names(self):
-        return Converter.task_names(self)
-
     def head_specs(self, task, task_name, config):
         if task_name == self.masked_lm_task:
             return masked_lm_head(task.mlm_head, "lm_head.dense",
@@ -168,9 +155,6 @@ class RobertaConverter(BertConverter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
-    def hf_architecture(self, model):
-        return Converter.hf_architecture(self, model)
-
     def hf_config(self, model, architecture, tokenizer=None):
         # BERT's config, with RoBERTa's positions, token type and ids.
         config = super().hf_config(model, architecture, tokenizer)

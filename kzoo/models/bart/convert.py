@@ -31,10 +31,10 @@ import numpy as np
 from kzoo.convert.base import (Converter, WeightSpec, classifier_kwargs,
                                embedding, layer_norm, linear,
                                register_converter)
-from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
+from kzoo.models.bert.convert import _ACTIVATIONS, _EXPORT_ACTIVATIONS
 from kzoo.convert.errors import ConversionError
-from kzoo.convert.gpt2 import write_bpe_tokenizer
-from kzoo.convert.roberta import RobertaConverter
+from kzoo.models.gpt2.convert import write_bpe_tokenizer
+from kzoo.models.roberta.convert import RobertaConverter
 from kzoo.core.classification import hf_config_fields
 from kzoo.core.registry import get_class
 
@@ -85,7 +85,6 @@ def _attention_specs(prefix, attention, group):
 
 @register_converter
 class BartConverter(Converter):
-    model_types = ("bart",)
     family = "bart"
     generates = True
     backbone_class = "BartBackbone"

@@ -12,14 +12,13 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import register_converter
-from kzoo.convert.roberta import HF_DEFAULTS, RobertaConverter
+from kzoo.models.roberta.convert import HF_DEFAULTS, RobertaConverter
 
 _SPM_FILE = "sentencepiece.bpe.model"
 
 
 @register_converter
 class XLMRobertaConverter(RobertaConverter):
-    model_types = ("xlm-roberta",)
     family = "xlm_roberta"
     backbone_class = "XLMRobertaBackbone"
     # transformers' XLMRobertaConfig defaults: RoBERTa's but the

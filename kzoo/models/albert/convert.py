@@ -35,9 +35,9 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, classifier_kwargs, embedding, layer_norm, linear,
+    classifier_kwargs, embedding, layer_norm, linear,
     masked_lm_head, register_converter)
-from kzoo.convert.bert import _EXPORT_ACTIVATIONS, BertConverter
+from kzoo.models.bert.convert import _EXPORT_ACTIVATIONS, BertLayout
 from kzoo.core.classification import hf_config_fields
 
 # Hugging Face AlbertConfig defaults (albert-xxlarge's shape), for configs
@@ -64,17 +64,16 @@ _DROPOUT_ARCHITECTURES = ("AlbertForPreTraining",
 
 
 @register_converter
-class AlbertConverter(BertConverter):
+class AlbertConverter(BertLayout):
     # BERT's import checks (absolute positions, an encoder, a known
     # activation), buffers and backbone prefixes; ALBERT's own fields,
     # tensors, heads and tokenizer.
-    model_types = ("albert",)
     family = "albert"
     backbone_class = "AlbertBackbone"
     base_model_prefix = "albert"
     hf_defaults = HF_DEFAULTS
     config_fields = {
-        **BertConverter.config_fields,
+        **BertLayout.config_fields,
         "embedding_dim": "embedding_size",
         "num_groups": "num_hidden_groups",
         "num_inner_repetitions": "inner_group_num",
@@ -105,15 +104,6 @@ class AlbertConverter(BertConverter):
         if task_name == "AlbertPretrainer":
             return {"dropout": dropout}
         return {}
-
-    def detect_task(self, checkpoint):
-        task = Converter.detect_task(self, checkpoint)
-        if task is None and not checkpoint.architectures:
-            return self.pretraining_task(checkpoint)
-        return task
-
-    def task_names(self):
-        return Converter.task_names(self)
 
     def backbone_specs(self, backbone, config):
         layer = backbone.get_layer
@@ -214,9 +204,6 @@ class AlbertConverter(BertConverter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
-    def hf_architecture(self, model):
-        return Converter.hf_architecture(self, model)
-
     def hf_config(self, model, architecture, tokenizer=None):
         backbone = getattr(model, "backbone", model)
         config = {

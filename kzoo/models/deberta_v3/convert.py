@@ -37,7 +37,7 @@ from pathlib import Path
 from kzoo.convert.base import (
     Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
     register_converter)
-from kzoo.convert.bert import _ACTIVATIONS, BertConverter
+from kzoo.models.bert.convert import _ACTIVATIONS, BertLayout
 from kzoo.convert.errors import ConversionError
 
 # transformers' DebertaV2Config defaults (and the `getattr` defaults its
@@ -81,7 +81,6 @@ def _terms(value):
 
 @register_converter
 class DebertaV3Converter(Converter):
-    model_types = ("deberta-v2",)
     family = "deberta_v3"
     backbone_class = "DebertaV3Backbone"
     base_model_prefix = "deberta"
@@ -195,12 +194,6 @@ class DebertaV3Converter(Converter):
                 "pooler_dropout": float(self.hf_value(config,
                                                       "pooler_dropout"))}
 
-    def detect_task(self, checkpoint):
-        task = super().detect_task(checkpoint)
-        if task is None and not checkpoint.architectures:
-            return self.pretraining_task(checkpoint)
-        return task
-
     def backbone_specs(self, backbone, config):
         relative = backbone.get_layer("relative_embedding")
         specs = [
@@ -309,7 +302,7 @@ class DebertaV3Converter(Converter):
     def hf_config(self, model, architecture, tokenizer=None):
         # BERT's fields (shape, activation, dropouts, epsilon, labels),
         # then DeBERTa-v3's own.
-        config = BertConverter.hf_config(self, model, architecture, tokenizer)
+        config = BertLayout.hf_config(self, model, architecture, tokenizer)
         backbone = getattr(model, "backbone", model)
         del config["position_embedding_type"]
         config.pop("classifier_dropout", None)

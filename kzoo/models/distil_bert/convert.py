@@ -23,13 +23,14 @@ hence `transpose=True` on each dense `.weight`):
     classifier                                   classifier
 
 The tokenizer is BERT's WordPiece (`vocab.txt`), so the tokenizer half of
-`BertConverter` is reused with DistilBERT's class names.
+`BertLayout` is reused with DistilBERT's class names.
 """
 
 from kzoo.convert.base import (
-    Converter, classifier_kwargs, embedding, layer_norm, linear,
+    classifier_kwargs, embedding, layer_norm, linear,
     masked_lm_head, register_converter)
-from kzoo.convert.bert import _ACTIVATIONS, _EXPORT_ACTIVATIONS, BertConverter
+from kzoo.models.bert.convert import (_ACTIVATIONS, _EXPORT_ACTIVATIONS,
+                                     BertLayout)
 from kzoo.convert.errors import ConversionError
 from kzoo.core.classification import hf_config_fields
 
@@ -46,8 +47,7 @@ HF_LAYER_NORM_EPSILON = 1e-12
 
 
 @register_converter
-class DistilBertConverter(BertConverter):
-    model_types = ("distilbert",)
+class DistilBertConverter(BertLayout):
     family = "distil_bert"
     backbone_class = "DistilBertBackbone"
     base_model_prefix = "distilbert"
@@ -95,18 +95,6 @@ class DistilBertConverter(BertConverter):
             return {**classifier_kwargs(config), "dropout": float(
                 self.hf_value(config, "seq_classif_dropout"))}
         return {}
-
-    def detect_task(self, checkpoint):
-        task = Converter.detect_task(self, checkpoint)
-        if task is None and not checkpoint.architectures:
-            names = {self.canonical_name(n)
-                     for n in checkpoint.tensors.names()}
-            if "vocab_transform.weight" in names:
-                return "DistilBertMaskedLM"
-        return task
-
-    def task_names(self):
-        return Converter.task_names(self)
 
     def backbone_specs(self, backbone, config):
         layer = backbone.get_layer
@@ -157,7 +145,7 @@ class DistilBertConverter(BertConverter):
         return {}
 
     # ------------------------------------------------------------------
-    # Tokenizer (BertConverter.write_tokenizer, with DistilBertTokenizer)
+    # Tokenizer (BertLayout.write_tokenizer, with DistilBertTokenizer)
     # ------------------------------------------------------------------
     def preprocessor(self, task_name, tokenizer, config, checkpoint=None):
         if tokenizer is None:
@@ -172,9 +160,6 @@ class DistilBertConverter(BertConverter):
     # ------------------------------------------------------------------
     # Export
     # ------------------------------------------------------------------
-    def hf_architecture(self, model):
-        return Converter.hf_architecture(self, model)
-
     def hf_config(self, model, architecture, tokenizer=None):
         backbone = getattr(model, "backbone", model)
         if backbone.layer_norm_epsilon != HF_LAYER_NORM_EPSILON:

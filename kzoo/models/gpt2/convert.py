@@ -56,7 +56,6 @@ _FIXED_OPTIONS = {
 
 @register_converter
 class GPT2Converter(Converter):
-    model_types = ("gpt2",)
     hf_defaults = HF_DEFAULTS
     config_fields = {
         "vocabulary_size": "vocab_size",

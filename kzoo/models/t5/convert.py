@@ -113,7 +113,6 @@ def _feed_forward_specs(prefix, block, group):
 
 @register_converter
 class T5Converter(Converter):
-    model_types = ("t5",)
     hf_defaults = HF_DEFAULTS
     config_fields = {
         "vocabulary_size": "vocab_size",
