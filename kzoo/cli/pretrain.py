@@ -1,8 +1,10 @@
 """`kzoo pretrain PRESET CORPUS OUTPUT --max-steps N`: step-based
-pretraining on a prepared corpus (`kzoo prepare-corpus`), checkpointed
-every N steps; the same command after a crash (`kill -9` included)
-resumes from the last checkpoint and trains what the uninterrupted run
-trains. A thin wrapper of `kzoo.pretraining.run.pretrain`."""
+pretraining on a prepared corpus (`kzoo prepare-corpus`), or on several
+mixed with weights (`kzoo pretrain PRESET OUTPUT --corpus books:0.3
+--corpus web:0.7`), checkpointed every N steps; the same command after
+a crash (`kill -9` included) resumes from the last checkpoint and trains
+what the uninterrupted run trains. A thin wrapper of
+`kzoo.pretraining.run.pretrain`."""
 
 from kzoo.cli.inputs import CommandError
 
@@ -40,8 +42,11 @@ def recipes_epilog():
 def add_arguments(parser):
     parser.add_argument("preset", help="the model to pretrain (a name or "
                         "folder)")
-    parser.add_argument("corpus", help="a corpus folder prepared with the "
-                        "preset's tokenizer (`kzoo prepare-corpus`)")
+    # Optional: a mixture names its corpora with --corpus instead (the
+    # command's parser reads positionals intermixed with options).
+    parser.add_argument("corpus", nargs="?", help="a corpus folder prepared "
+                        "with the preset's tokenizer (`kzoo prepare-corpus`);"
+                        " leave it out to give --corpus instead")
     parser.add_argument("output", help="the run's folder: checkpoints, "
                         "metrics.jsonl, tensorboard/, and at the end "
                         "preset/; run the same command again to resume")
@@ -49,6 +54,9 @@ def add_arguments(parser):
                         "options (its keys are the flags' names); flags "
                         "given here win")
     from kzoo.pretraining.config import OPTIONS
+    parser.add_argument("--corpus", dest="corpora", action="append",
+                        metavar="PATH[:WEIGHT]", default=None,
+                        help=OPTIONS["corpus"][2])
     for name, kind in _FLAGS.items():
         default, _, help_text = OPTIONS[name]
         shown = "" if default is None else f" (default {default})"
@@ -68,6 +76,17 @@ def add_arguments(parser):
     import argparse
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = recipes_epilog()
+
+
+def _corpus(args):
+    """CORPUS, or the --corpus list (a mixture), or None (the config
+    file's `corpus`)."""
+    if args.corpus is not None and args.corpora:
+        raise CommandError(
+            f"Two corpora given: CORPUS {args.corpus} and --corpus. Give one "
+            "corpus as CORPUS, or every corpus of a mixture with --corpus "
+            "PATH:WEIGHT.")
+    return args.corpus if args.corpus is not None else args.corpora
 
 
 def run(args):
@@ -90,7 +109,7 @@ def run(args):
         print(json.dumps(resolved, indent=2, sort_keys=True))
         return 0
     try:
-        summary = pretrain(args.preset, args.corpus, args.output,
+        summary = pretrain(args.preset, _corpus(args), args.output,
                            config=args.config, **options)
     except (PretrainingError, CorpusError) as error:
         raise CommandError(str(error)) from None
@@ -102,6 +121,9 @@ def run(args):
           + (f"; loss {loss:.4f}" if loss is not None else "")
           + (f"; {speed:,.0f} tokens/s" if speed else "")
           + f"; saved to {summary['preset']}")
+    for part in summary.get("corpora") or []:
+        print(f"  {part['corpus']} (weight {part['weight']:.3g}): "
+              f"{part['examples']:,} examples, epoch {part['epoch'] + 1}")
     cut = summary.get("ids_cut") or {}
     print(f"ids of the corpus not trained on: {sum(cut.values()):,}"
           + "".join(f"\n  {count:,}: {reason}"

@@ -12,6 +12,7 @@ how many are kept, evaluation and logging may change between runs.
 """
 
 import json
+import math
 from pathlib import Path
 
 
@@ -22,6 +23,10 @@ class PretrainingError(ValueError):
 
 # name: (default, type, help). `None` defaults mean "not set".
 OPTIONS = {
+    "corpus": (None, list, "a prepared corpus and its weight in the mixture, "
+               "PATH[:WEIGHT] (weight 1 when left out); repeat it to mix "
+               "corpora, e.g. --corpus books:0.3 --corpus web:0.7; in a "
+               "config file a list of such strings"),
     "objective": (None, str, "the pretraining objective (default: the "
                   "family's own: mlm_nsp for BERT, mlm_sop for ALBERT, rtd for "
                   "ELECTRA, ...)"),
@@ -196,9 +201,86 @@ def resolve_options(given, source="arguments"):
     return options
 
 
+def corpus_entries(value, source="arguments"):
+    """Corpora and their weights -> `[[path, weight], ...]` (paths as
+    strings, weights as floats, in the order given).
+
+    `value`: a folder, a string `"PATH:WEIGHT"` (the weight after the last
+    colon, when it reads as a number; 1 when left out), or a list of
+    those, of `[path, weight]` pairs or of `{"path", "weight"}` tables.
+    A weight must be a finite number > 0, and no corpus may be listed
+    twice; each error names the corpus.
+    """
+    if isinstance(value, (str, Path)):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise PretrainingError(
+            f"corpus ({source}) must be a corpus folder or a list of "
+            f"PATH[:WEIGHT] strings; got {value!r}.")
+    entries = []
+    for item in value:
+        if isinstance(item, dict) and set(item) <= {"path", "weight"} and \
+                "path" in item:
+            path, weight = item["path"], item.get("weight", 1.0)
+        elif isinstance(item, (list, tuple)) and len(item) == 2 and \
+                not isinstance(item[1], str):
+            path, weight = item
+        elif isinstance(item, (str, Path)):
+            path, weight = _split_weight(str(item))
+        else:
+            raise PretrainingError(
+                f"corpus ({source}): {item!r} is not PATH[:WEIGHT], "
+                "[PATH, WEIGHT] or {path = ..., weight = ...}.")
+        path = str(path)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                or not math.isfinite(weight) or weight <= 0:
+            raise PretrainingError(
+                f"Corpus {path} ({source}): its weight must be a number > 0; "
+                f"got {weight!r}. Give every corpus a positive weight (e.g. "
+                f"--corpus {path}:0.3), or leave it out of the mixture.")
+        if any(path == other for other, _ in entries):
+            raise PretrainingError(
+                f"Corpus {path} ({source}) is listed twice; list each corpus "
+                "once, with the weight it should have.")
+        entries.append([path, float(weight)])
+    return entries
+
+
+def _split_weight(text):
+    """`"PATH:WEIGHT"` -> `(PATH, weight)`; `(text, 1.0)` when nothing
+    after the last colon reads as a number (`s3://bucket/x`, `books`)."""
+    path, colon, tail = text.rpartition(":")
+    if colon and path:
+        try:
+            return path, float(tail)
+        except ValueError:
+            pass
+    return text, 1.0
+
+
+def run_corpus(corpus, options, source="arguments"):
+    """The run's corpora, `[[path, weight], ...]`: the `corpus` argument
+    (the command's CORPUS) or the `corpus` option (`--corpus`, the config
+    file), not both."""
+    given = options.get("corpus")
+    if corpus is not None and given:
+        raise PretrainingError(
+            f"Two corpora given: CORPUS {corpus} and the corpus option "
+            f"({source}). Give one corpus as CORPUS, or every corpus of a "
+            "mixture with --corpus PATH:WEIGHT.")
+    if corpus is None and not given:
+        raise PretrainingError(
+            "No corpus: give a prepared corpus as CORPUS, or a mixture with "
+            "--corpus PATH:WEIGHT (repeated).")
+    return corpus_entries(corpus if corpus is not None else given,
+                          source)
+
+
 def _checked(name, value, kind, source):
     if name == "peak_tflops" and value == "auto":
         return value
+    if name == "corpus":
+        return corpus_entries(value, source)
     if kind is float and isinstance(value, int) and \
             not isinstance(value, bool):
         return float(value)

@@ -41,7 +41,8 @@ import numpy as np
 from kzoo.pretraining import checkpoints, rng
 from kzoo.pretraining.corpus_identity import corpus_record
 from kzoo.pretraining.config import (
-    PretrainingError, identity, read_config_file, resolve_options)
+    PretrainingError, identity, read_config_file, resolve_options,
+    run_corpus)
 
 # The options a family's recipe fills in (`kzoo.pretraining.recipes`).
 RECIPE_OPTIONS = ("optimizer", "learning_rate", "schedule", "warmup_steps",
@@ -75,7 +76,9 @@ def pretrain(preset, corpus, output, config=None, **options):
         preset: a preset name or folder whose family has a pretraining
             objective.
         corpus: a folder made by `kzoo.corpus.prepare_corpus` with the
-            preset's tokenizer.
+            preset's tokenizer, or None when the `corpus` option (a
+            mixture: `["books:0.3", "web:0.7"]`) names the corpora
+            (`kzoo.pretraining.streams.mixture`).
         output: the run's folder (checkpoints, metrics.jsonl, tensorboard/,
             and at the end preset/). Running again with the same options
             resumes from its last checkpoint.
@@ -95,6 +98,8 @@ def pretrain(preset, corpus, output, config=None, **options):
     given.update({k: v for k, v in options.items() if v is not None})
     options = resolve_options(given, f"config file {config}" if config
                               else "arguments")
+    corpus = run_corpus(corpus, options, f"config file {config}" if config
+                        else "arguments")
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise PretrainingError(f"OUTPUT {output} is a file; give a folder.")
@@ -139,7 +144,9 @@ class Run:
         from kzoo.pretraining.engines import Engine
         self.engine = engine or Engine()
         self.preset = preset
-        self.corpus_folder = Path(corpus)
+        # [[path, weight], ...]: one corpus, or a mixture's.
+        self.corpus_entries = run_corpus(corpus, {}, source)
+        self.corpus_folder = " + ".join(p for p, _ in self.corpus_entries)
         self.output = output
         self.options = options
         self.source = source  # where the options came from, for errors
@@ -161,12 +168,13 @@ class Run:
     def _objective_and_corpus(self):
         from kzoo.core.family import preset_backbone_class
         from kzoo.core.tokenizer import Tokenizer
-        from kzoo.corpus import Corpus, tokenizer_hash
+        from kzoo.corpus import tokenizer_hash
         from kzoo.presets import resolve
         from kzoo.pretraining.objectives import find_objective
         # The objectives register themselves when their streams import.
         import kzoo.pretraining.streams  # noqa: F401
-        corpus = Corpus(self.corpus_folder)
+        from kzoo.pretraining.streams.mixture import open_corpus
+        corpus = open_corpus(self.corpus_entries)
         family = family_of(preset_backbone_class(resolve(self.preset)))
         try:
             objective = find_objective(family, self.options["objective"])
@@ -271,10 +279,12 @@ class Run:
         options["draw_groups"] = (given["draw_groups"] or recorded_groups
                                   or self.engine.count)
         self.options = options
+        from kzoo.pretraining.streams.mixture import corpus_identity
         self.identity = {
             **identity(options), "objective": self.objective.name,
             "preset": str(self.preset),
             "corpus_tokenizer": corpus.tokenizer_hash,
+            **corpus_identity(corpus),  # a mixture's weights
             # The corpus' own hash (corpus_identity.py): a position in
             # the corpus means nothing in another one.
             "corpus": self.corpus_record["sha256"],
@@ -409,10 +419,11 @@ class Run:
 
     def _stream(self, objective, task, corpus, seed):
         options = self.options
+        from kzoo.pretraining.streams.mixture import make_stream
         # This process' rows of each global batch (streams/base.py).
-        return objective.make_stream(
-            task, corpus, options["batch_size"], seed, self.engine.index,
-            self.engine.count, options["draw_groups"],
+        return make_stream(
+            objective, task, corpus, options["batch_size"], seed,
+            self.engine.index, self.engine.count, options["draw_groups"],
             options["sequence_length"],
             **{**objective.options, **options["objective_options"]})
 
@@ -433,9 +444,10 @@ class Run:
         None (no --eval-every, or no validation split)."""
         if not self.options["eval_every"]:
             return None
-        from kzoo.corpus import Corpus, CorpusError
+        from kzoo.corpus import CorpusError
+        from kzoo.pretraining.streams.mixture import open_corpus
         try:
-            held_out = Corpus(self.corpus_folder, split="validation")
+            held_out = open_corpus(self.corpus_entries, split="validation")
         except (TypeError, CorpusError):
             print(f"kzoo pretrain: {self.corpus_folder} has no validation "
                   "split; --eval-every is ignored (prepare the corpus with "
@@ -545,6 +557,7 @@ class Run:
         import keras
 
         from kzoo.pretraining.callbacks import RunMetrics
+        from kzoo.pretraining.streams.mixture import mixture_progress
         self.objective, corpus = self._objective_and_corpus()
         self._check_corpus_size(corpus)
         self.corpus_record = corpus_record(corpus)
@@ -617,6 +630,9 @@ class Run:
             # Ids of the corpus left out of the examples served, by
             # reason (streams/base.py: BatchStream.cut); {} when none.
             "ids_cut": dict(self.stream.ids_cut),
+            # A mixture's corpora: examples and epoch of each; else None.
+            "corpora": mixture_progress(
+                self.stream, options["max_steps"] * self.accumulation),
             # Real (non-padding) tokens.
             "tokens_per_second": (
                 sum(r["tokens"] for r in trained) / seconds
