@@ -3,7 +3,9 @@
 Inputs are files, folders (searched recursively) or glob patterns, of
 `.txt` and `.jsonl` files and their `.gz` forms. Files are read line by
 line, never whole: a 2 GB file costs one line (and one document) of
-memory.
+memory. Tables are inputs too: `.parquet` files, and folders holding a
+Hugging Face dataset (saved with `save_to_disk`, or a dataset
+repository), a row a document (`kzoo/corpus/readers.py`).
 
 Documents:
 - `.txt`, `documents="blank-lines"` (the default): blank lines separate
@@ -39,9 +41,11 @@ import re
 import zlib
 from pathlib import Path
 
+from kzoo.corpus.readers import (PARQUET, TABLE_KINDS, folder_kind,
+                                 folder_record, table_documents)
 from kzoo.corpus.shards import CorpusError
 
-SUFFIXES = (".txt", ".jsonl", ".txt.gz", ".jsonl.gz")
+SUFFIXES = (".txt", ".jsonl", ".txt.gz", ".jsonl.gz", PARQUET)
 DOCUMENT_MODES = ("blank-lines", "files")
 TEXT_MODES = ("auto", "lines", "paragraphs", "raw")
 # Bytes read before a file's first document is checked for binary data.
@@ -49,8 +53,13 @@ _SNIFF_BYTES = 8192
 
 
 def _kind(path):
-    """".txt", ".jsonl" or None, looking through a `.gz` ending."""
+    """".txt", ".jsonl" (looking through a `.gz` ending), ".parquet", a
+    dataset folder's kind (`kzoo/corpus/readers.py`) or None."""
+    if path.is_dir():
+        return folder_kind(path)
     name = path.name.lower()
+    if name.endswith(PARQUET):
+        return PARQUET
     if name.endswith(".gz"):
         name = name[:-3]
     for suffix in (".txt", ".jsonl"):
@@ -75,7 +84,9 @@ def find_sources(inputs):
     found = set()
     for item in inputs:
         path = Path(item)
-        if path.is_dir():
+        if path.is_dir() and folder_kind(path):
+            found.add(path)  # a dataset, read whole (readers.py)
+        elif path.is_dir():
             matches = [p for p in path.rglob("*")
                        if p.is_file() and _kind(p)]
             if not matches:
@@ -87,12 +98,14 @@ def find_sources(inputs):
             if not _kind(path):
                 raise CorpusError(
                     f"{path} is not a .txt or .jsonl file (nor their .gz "
-                    "forms). Rename it if it is text, or leave it out.")
+                    "forms), nor .parquet. Rename it if it is text, or leave "
+                    "it out.")
             found.add(path)
         elif glob.has_magic(str(item)):
             matches = [Path(p) for p in glob.glob(str(item), recursive=True)]
-            files = [p for p in matches if p.is_file() and _kind(p)]
-            for folder in (p for p in matches if p.is_dir()):
+            files = [p for p in matches if _kind(p)]
+            for folder in (p for p in matches
+                           if p.is_dir() and not folder_kind(p)):
                 files += [p for p in folder.rglob("*")
                           if p.is_file() and _kind(p)]
             if not files:
@@ -110,6 +123,8 @@ def find_sources(inputs):
 
 def source_record(path):
     """`{"path", "bytes", "mtime_ns"}`: what says a file is unchanged."""
+    if Path(path).is_dir():
+        return folder_record(path)  # a dataset folder
     stat = Path(path).stat()
     return {"path": str(path), "bytes": stat.st_size,
             "mtime_ns": stat.st_mtime_ns}
@@ -158,6 +173,9 @@ class SourceReader:
         return f"{self.path}, {self._line(number)}"
 
     def documents(self):
+        if self.kind in TABLE_KINDS:  # a row a document (readers.py)
+            yield from table_documents(self.path, self.kind, self.text_field)
+            return
         try:
             with open(self.path, "rb") as raw:
                 self._raw = raw
