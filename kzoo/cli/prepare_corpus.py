@@ -40,8 +40,12 @@ def add_arguments(parser):
                         help="tokens per shard (default: 2**24)")
     parser.add_argument(
         "--validation-documents", type=int, default=None,
-        help="hold out the corpus' last N documents for validation "
-        "(default: 1%%, at most 1,000)")
+        help="hold out N documents for validation, drawn by a hash of "
+        "their text (default: 1%%, at most 1,000)")
+    parser.add_argument(
+        "--deduplicate", action="store_true",
+        help="remove exact duplicate documents (the first copy is kept; "
+        "the count is printed and in the manifest)")
     parser.add_argument("--processes", type=int, default=None,
                         help="tokenizing processes (default: min(4, CPUs))")
     parser.add_argument("--part", metavar="I/N",
@@ -82,6 +86,7 @@ def run(args):
             text=args.text, text_field=args.text_field,
             shard_tokens=args.shard_tokens,
             validation_documents=args.validation_documents,
+            deduplicate=args.deduplicate,
             processes=args.processes, part=args.part,
             overwrite=args.overwrite, progress=False if args.quiet else "bar")
     except CorpusError as error:

@@ -1,9 +1,11 @@
-"""Part manifests merged into the corpus' `manifest.json`, with the last
-documents held out for validation (`kzoo/corpus/validation_split.py`)."""
+"""Part manifests merged into the corpus' `manifest.json`, with exact
+duplicates removed (`kzoo/corpus/dedup.py`) and documents held out for
+validation by a hash of their content (`kzoo/corpus/heldout.py`)."""
 
 import sys
 from pathlib import Path
 
+from kzoo.corpus.heldout import split_corpus
 from kzoo.corpus.output_folder import (clean_shards, listed_shards,
                                        merge_lock, part_manifest_name,
                                        read_existing)
@@ -11,7 +13,6 @@ from kzoo.corpus.part_checks import check_parts
 from kzoo.corpus.report import count_totals
 from kzoo.corpus.shards import (MANIFEST, SHARDS_FOLDER, CorpusError,
                                 read_manifest, write_manifest)
-from kzoo.corpus.validation_split import held_out_count, hold_out
 from kzoo.utils.files import read_json
 
 
@@ -100,13 +101,13 @@ def parts_entry(parts):
 
 
 def finalize(output, parts):
-    """The corpus manifest of `parts` (part manifests, in order), with
-    the last documents held out for validation."""
+    """The corpus manifest of `parts` (part manifests, in order), its
+    duplicates removed and its held-out documents drawn by hash."""
     first = parts[0]
     shards = [record for manifest in parts for record in manifest["shards"]]
-    total = sum(record["documents"] for record in shards)
-    held = held_out_count(total, first["options"]["validation_documents"])
-    train, validation = hold_out(output, shards, held)
+    train, validation, duplicates = split_corpus(
+        output, shards, first["options"]["validation_documents"],
+        deduplicate=first["options"].get("deduplicate", False))
     manifest = {
         "tokenizer": first["tokenizer"], "dtype": first["dtype"],
         "options": first["options"],
@@ -116,5 +117,6 @@ def finalize(output, parts):
         "bytes": sum(r["bytes"] for r in first["sources"]),
         **count_totals(train),
         "validation": count_totals(validation),
+        "duplicates": duplicates,  # the documents removed as copies
     }
     return manifest

@@ -7,7 +7,8 @@ def describe(summary):
     return (f"{summary['documents']:,} documents, {summary['sentences']:,} "
             f"sentences, {summary['tokens']:,} tokens in {summary['shards']}"
             f" shards (+{summary['validation_documents']:,} validation "
-            f"documents); {summary['bytes'] / 1e6:,.1f} MB of text in "
+            f"documents; {summary['duplicate_documents']:,} duplicate "
+            f"documents removed); {summary['bytes'] / 1e6:,.1f} MB of text in "
             f"{summary['seconds']:.1f} s ({summary['mb_per_second']:.2f} "
             "MB/s)")
 
@@ -25,6 +26,8 @@ def summary_of(manifest):
             "tokens": manifest.get("tokens", 0),
             "shards": len(manifest.get("shards", [])),
             "validation_documents": validation["documents"],
+            "duplicate_documents": (manifest.get("duplicates") or {}).get(
+                "documents", 0),
             "bytes": input_bytes(manifest)}
 
 
