@@ -60,6 +60,7 @@ class Engine:
         self.distribution = None   # jax: a keras.distribution
         self.strategy = None       # tensorflow: a tf.distribute strategy
         self._all_reduce = None    # tensorflow: the barrier's collective
+        self.accumulation = 1      # micro-batches per step (`prepare`)
 
     @classmethod
     def start(cls, model_parallel=1):
@@ -115,19 +116,52 @@ class Engine:
         return contextlib.nullcontext()
 
     def prepare(self, task):
-        """torch: DDP on each process' own rows; elsewhere unchanged."""
+        """The compiled task, made to divide its token losses by the
+        step's count of weighted tokens over every replica and
+        micro-batch (`kzoo.training.global_loss`; `feed(...,
+        training=True)` hands the counts in); on torch in a process
+        group, run through DDP on each process' own rows."""
         from kzoo.distribution.processes import in_torch_process_group
-        if in_torch_process_group():
+        from kzoo.training import global_loss
+        optimizer = task.optimizer
+        self.accumulation = getattr(
+            optimizer, "gradient_accumulation_steps", None) or 1
+        ddp = in_torch_process_group()
+        global_loss.install(
+            task, self.accumulation, replica_sum=self.replica_sum,
+            averaged_replicas=self.count if ddp else 1)
+        if ddp:
             from kzoo.distribution.torch_ddp import wrap
             return wrap(task, per_process_batches=True)
         return task
 
-    def feed(self, make_batches):
+    def replica_sum(self, value):
+        """`value` (a scalar of this replica's step) summed over the
+        replicas, inside a training step: torch's process group or the
+        tf.distribute replicas; on JAX the step computes the global batch
+        already (`None` would do; the value comes back)."""
+        name = backend()
+        if name == "torch" and self.count > 1:
+            import torch.distributed as dist
+            total = value.detach().clone()
+            dist.all_reduce(total)
+            return total
+        if name == "tensorflow" and self.strategy is not None:
+            import tensorflow as tf
+            context = tf.distribute.get_replica_context()
+            if context is not None and context.num_replicas_in_sync > 1:
+                return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
+        return value
+
+    def feed(self, make_batches, training=False):
         """What `fit` is given. `make_batches()` makes a generator of this
         process' local batches from the run's next one on, starting over
         at each call (run.py, `Run._batches`). Without a strategy: one
         such generator. On TensorFlow under a strategy: a distributed
-        dataset of them, each worker's pipeline its own rows.
+        dataset of them, each worker's pipeline its own rows. Training
+        batches (`training`, from an optimizer step's first micro-batch
+        on) carry their step's count of weighted tokens
+        (`kzoo.training.global_loss.count_steps`).
 
         The dataset calls `make_batches` anew for each of its iterators,
         and there are two: Keras' TensorFlow `fit` (Keras 3.15.1,
@@ -140,6 +174,13 @@ class Engine:
         when TensorFlow finalized it, its `yield from` closed the shared
         generator: the second ended early ("input ran out of data").
         """
+        if training:
+            from kzoo.training.global_loss import count_steps
+            make_local = make_batches
+            accumulation = getattr(self, "accumulation", 1)
+
+            def make_batches():
+                return count_steps(make_local(), accumulation)
         if self.strategy is None:
             return make_batches()
         import tensorflow as tf

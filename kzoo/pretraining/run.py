@@ -666,7 +666,8 @@ class Run:
                 fit_kwargs["validation_data"].batches)
         keras.Model.fit(
             self.task, self.engine.feed(
-                self._batches(self.start_step * self.accumulation)),
+                self._batches(self.start_step * self.accumulation),
+                training=True),
             steps_per_epoch=interval * self.accumulation,
             epochs=math.ceil(max_steps / interval),
             initial_epoch=self.start_step // interval, verbose=0,

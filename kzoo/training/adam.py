@@ -34,6 +34,7 @@ import math
 
 import keras
 
+from kzoo.training.global_clip import GlobalClipMixin
 from kzoo.training.weight_decay import DecayRuleMixin
 from kzoo.utils import private_apis
 
@@ -186,7 +187,8 @@ class FusedAdamMixin:
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class AdamW(DecayRuleMixin, FusedAdamMixin, keras.optimizers.AdamW):
+class AdamW(GlobalClipMixin, DecayRuleMixin, FusedAdamMixin,
+            keras.optimizers.AdamW):
     """Keras' `AdamW` (same arguments, same numbers), run as one fused
     kernel per parameter on torch and TensorFlow. kzoo's tasks train with
     it by default.
@@ -206,7 +208,8 @@ class AdamW(DecayRuleMixin, FusedAdamMixin, keras.optimizers.AdamW):
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class Adam(DecayRuleMixin, FusedAdamMixin, keras.optimizers.Adam):
+class Adam(GlobalClipMixin, DecayRuleMixin, FusedAdamMixin,
+           keras.optimizers.Adam):
     """Keras' `Adam` (same arguments, same numbers; a `weight_decay`, if
     given, decoupled as Keras applies it), run as one fused kernel per
     parameter on torch and TensorFlow.

@@ -7,20 +7,36 @@ few masks and many empty slots. The original BERT and `transformers`
 average the loss over the real tokens (labels != -100), so the gradient of
 a batch does not shrink with the number of empty slots. Every such
 objective in kzoo uses `token_loss()` so they all normalise the same way:
-sum(loss x weight) / sum(weight), the real tokens of the batch.
+sum(loss x weight) / sum(weight), the real tokens of the batch; and in a
+pretraining step split over replicas or micro-batches, the real tokens of
+the whole step (`kzoo.training.global_loss`).
 """
 
 import keras
+
+from kzoo.training.global_loss import GlobalTokenMean
 
 # Keras' name for sum(loss * sample_weight) / sum(sample_weight), with 0/0
 # read as 0 (a batch with no real token contributes no loss).
 PER_REAL_TOKEN = "mean_with_sample_weight"
 
 
+@keras.saving.register_keras_serializable(package="kzoo")
+class TokenCrossentropy(GlobalTokenMean,
+                        keras.losses.SparseCategoricalCrossentropy):
+    """Keras' sparse cross-entropy, counted per step (`GlobalTokenMean`)."""
+
+
+@keras.saving.register_keras_serializable(package="kzoo")
+class BinaryTokenCrossentropy(GlobalTokenMean,
+                              keras.losses.BinaryCrossentropy):
+    """Keras' binary cross-entropy, counted per step (`GlobalTokenMean`)."""
+
+
 def token_loss(name=None):
     """Sparse cross-entropy on logits, averaged over the real tokens of a
     batch (the slots whose sample weight is 1)."""
-    return keras.losses.SparseCategoricalCrossentropy(
+    return TokenCrossentropy(
         from_logits=True, reduction=PER_REAL_TOKEN,
         name=name or "sparse_categorical_crossentropy")
 
@@ -28,6 +44,6 @@ def token_loss(name=None):
 def binary_token_loss(name=None):
     """Binary cross-entropy on logits per token (replaced-token detection),
     averaged over the real tokens."""
-    return keras.losses.BinaryCrossentropy(
+    return BinaryTokenCrossentropy(
         from_logits=True, reduction=PER_REAL_TOKEN,
         name=name or "binary_crossentropy")

@@ -4,6 +4,7 @@ pretraining picks by name (`make_optimizer`)."""
 import keras
 
 from kzoo.training.adam import AdamW
+from kzoo.training.global_clip import GlobalClipMixin
 from kzoo.training.schedules import WarmupLinearDecay
 from kzoo.training.weight_decay import DecayRuleMixin
 
@@ -51,22 +52,23 @@ OPTIMIZER_ARGUMENTS = {
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class Lamb(DecayRuleMixin, keras.optimizers.Lamb):
+class Lamb(GlobalClipMixin, DecayRuleMixin, keras.optimizers.Lamb):
     """Keras' `Lamb` with `decay_norms_and_biases` (see `AdamW`)."""
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class Adafactor(DecayRuleMixin, keras.optimizers.Adafactor):
+class Adafactor(GlobalClipMixin, DecayRuleMixin,
+                keras.optimizers.Adafactor):
     """Keras' `Adafactor` with `decay_norms_and_biases` (see `AdamW`)."""
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class Adagrad(DecayRuleMixin, keras.optimizers.Adagrad):
+class Adagrad(GlobalClipMixin, DecayRuleMixin, keras.optimizers.Adagrad):
     """Keras' `Adagrad` with `decay_norms_and_biases` (see `AdamW`)."""
 
 
 @keras.saving.register_keras_serializable(package="kzoo")
-class SGD(DecayRuleMixin, keras.optimizers.SGD):
+class SGD(GlobalClipMixin, DecayRuleMixin, keras.optimizers.SGD):
     """Keras' `SGD` with `decay_norms_and_biases` (see `AdamW`)."""
 
 

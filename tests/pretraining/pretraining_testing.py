@@ -132,6 +132,9 @@ def register_tiny_mlm():
         register_objective(Objective(
             "tiny_mlm", "test masked LM", ("bert",), _make_task,
             _make_stream))
+        register_objective(Objective(
+            "tiny_mlm_uneven", "test masked LM, 1 to 4 masks a row",
+            ("bert",), _make_task, _make_uneven_stream))
 
 
 def _make_task(preset, load_weights, sequence_length, **options):
@@ -145,6 +148,14 @@ def _make_stream(task, corpus, batch_size, seed, process_index,
     return TinyMaskStream(corpus, batch_size, seed, process_index,
                           process_count, draw_groups,
                           sequence_length=sequence_length)
+
+
+def _make_uneven_stream(task, corpus, batch_size, seed, process_index,
+                        process_count, draw_groups, sequence_length,
+                        **options):
+    return TinyUnevenMaskStream(corpus, batch_size, seed, process_index,
+                                process_count, draw_groups,
+                                sequence_length=sequence_length)
 
 
 def _stream_base():
@@ -185,6 +196,23 @@ class TinyMaskStream(_stream_base()):
             y[row] = ids[positions]
             x["token_ids"][row, positions] = 4
         return x, y, np.ones((rows, PREDICTIONS), np.float32)
+
+
+class TinyUnevenMaskStream(TinyMaskStream):
+    """TinyMaskStream whose rows carry 1 to PREDICTIONS real masks (a
+    seeded draw per row; the other slots weigh 0 and stay unmasked): the
+    processes and micro-batches of a step hold different numbers of
+    masked tokens."""
+
+    def finish(self, examples, seed):
+        x, y, weights = super().finish(examples, seed)
+        rng = np.random.default_rng([seed, 1])
+        for row in range(len(examples)):
+            real = int(rng.integers(1, PREDICTIONS + 1))
+            weights[row, real:] = 0.0
+            unused = x["mask_positions"][row, real:]
+            x["token_ids"][row, unused] = y[row, real:]
+        return x, y, weights
 
 
 def _mirror_over_logical_cpus(count):
