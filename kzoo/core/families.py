@@ -70,7 +70,8 @@ def family_of_model_type(model_type):
 
 def model_types():
     """Every Hugging Face `model_type` a family's converter reads."""
-    return sorted(t for family in FAMILIES for t in declared(family).model_types)
+    return sorted(model_type for family in FAMILIES
+                  for model_type in declared(family).model_types)
 
 
 def original_format_families():

@@ -5,9 +5,9 @@ A fastai language model is a `.pth` state dict (`torch.save` of
 under "model") and its vocabulary, the `itos` list (`itos_wt103.pkl`, a
 pickled list of strings). AWD-LSTM predates Hugging Face: there is no
 `model_type`, so a folder holding one `.pth` and an `itos` file is
-recognised by its files (`is_original_folder`) through
-`kzoo.convert.base.ORIGINAL_FORMAT_MODULES` (the dispatch ELMo added),
-and `hf_to_preset` / `kzoo convert` send it here.
+recognised by its files (`is_original_folder`: the family declares
+`original_format="fastai"`, which `kzoo.convert.base.original_format_module`
+reads), and `hf_to_preset` / `kzoo convert` send it here.
 
 Nothing here executes code from a file: the state dict is read with
 `torch.load(..., weights_only=True)`, and the `itos` pickle with an

@@ -3,9 +3,9 @@
 
 ELMo predates Hugging Face: no `transformers` release has it, so there is
 no `model_type` to dispatch on. A folder in the original layout is
-recognised by its files (`is_original_folder`), and
-`kzoo.convert.base.ORIGINAL_FORMAT_MODULES` sends `hf_to_preset` (and
-`kzoo convert`) here.
+recognised by its files (`is_original_folder`: the family declares
+`original_format="bilm-tf"`, which `kzoo.convert.base.original_format_module`
+reads), and `hf_to_preset` (and `kzoo convert`) send it here.
 
 Every tensor of the weights file is named and shape-checked against the
 backbone before any is assigned; one not used is an error. What changes
