@@ -1,4 +1,8 @@
-"""BERT's WordPiece tokenizer (keras-hub `WordPieceTokenizer`)."""
+"""BERT's WordPiece tokenizer (keras-hub `WordPieceTokenizer`'s vocabulary
+and detokenizer; the word split and WordPiece in tf-text, with BERT's
+word-length limit in characters)."""
+
+import weakref
 
 import keras_hub
 import numpy as np
@@ -10,6 +14,26 @@ from kzoo.core.shared_hub_tokenizers import (asset_key,
                                                shared_hub_tokenizer)
 from kzoo.core.tokenizer import (Tokenizer, TokenizerAssetError,
                                    read_lines_asset)
+
+# BERT's longest word, in characters (`max_input_chars_per_word`): a longer
+# one is one [UNK]. keras-hub's WordPiece (tf-text's FastWordpieceTokenizer)
+# counts bytes instead, so a word of 34-100 characters of a 3-byte script
+# (Devanagari, Hangul, kana) or 51-100 of a 2-byte one (Cyrillic, Greek)
+# became [UNK] where BERT splits it.
+MAX_CHARACTERS_PER_WORD = 100
+# tf-text's limit, in bytes, for words within BERT's: 4 bytes a character.
+_MAX_BYTES_PER_WORD = 4 * MAX_CHARACTERS_PER_WORD
+# BERT's word boundaries (its BasicTokenizer): whitespace and control
+# characters split words and are dropped; punctuation (all non-alphanumeric
+# ASCII, and Unicode P*) and CJK ideographs are words of their own.
+_WHITESPACE = r"\s|\p{Cc}|\p{Cf}"
+_PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
+_CJK = (r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}"
+        r"\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}"
+        r"\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]")
+# Each keras-hub tokenizer's tf-text WordPiece (built with it, shared with
+# it: `shared_hub_tokenizer`).
+_WORD_PIECES = weakref.WeakKeyDictionary()
 
 
 @register
@@ -61,7 +85,7 @@ class BertTokenizer(Tokenizer):
                 f"Vocabulary {vocabulary} lacks BERT's special tokens "
                 f"{missing}.")
         def build():
-            return keras_hub.tokenizers.WordPieceTokenizer(
+            hub = keras_hub.tokenizers.WordPieceTokenizer(
                 vocabulary=tokens,
                 # Case and accents are handled by `normalize` (below), the
                 # way Hugging Face's BertNormalizer does; keras-hub's own
@@ -76,6 +100,15 @@ class BertTokenizer(Tokenizer):
                 special_tokens_in_strings=True,
                 dtype="int32",
             )
+            # The same vocabulary and rules with a limit in bytes no word
+            # of BERT's 100 characters exceeds; `_tokenize_tf` makes the
+            # longer ones [UNK] first.
+            _WORD_PIECES[hub] = tf_text.FastWordpieceTokenizer(
+                vocab=tokens, suffix_indicator="##", unknown_token="[UNK]",
+                max_bytes_per_word=_MAX_BYTES_PER_WORD,
+                token_out_type=tf.int32, no_pretokenization=True,
+                support_detokenization=False)
+            return hub
         # BERT, DistilBERT and ELECTRA tokenizers of one vocab.txt share it.
         key = ("wordpiece", self.special_token_names, asset_key(vocabulary))
         return shared_hub_tokenizer(key, build)
@@ -130,6 +163,30 @@ class BertTokenizer(Tokenizer):
         for i, token in enumerate(self.special_token_names):
             text = tf.strings.regex_replace(text, chr(0xE000 + i), token)
         return text
+
+    def _tokenize_tf(self, texts):
+        """Texts -> ids as keras-hub's WordPiece tokenizer splits and
+        tokenizes them, but with BERT's word limit in characters: a word
+        longer than `MAX_CHARACTERS_PER_WORD` is one [UNK], a shorter one
+        is split whatever its size in bytes (as Hugging Face's
+        `BertTokenizer` and `BertTokenizerFast`)."""
+        if not isinstance(texts, tf.RaggedTensor) and texts.shape.rank == 0:
+            return self._tokenize_tf(texts[tf.newaxis])[0]  # one text
+        if isinstance(texts, tf.RaggedTensor):
+            texts = tf.ragged.map_flat_values(self.normalize, texts)
+        else:
+            texts = self.normalize(texts)
+        special = "|".join(_literal(t) for t in self.special_token_names)
+        words = tf_text.regex_split(
+            texts, delim_regex_pattern="|".join(
+                [special, _WHITESPACE, _PUNCTUATION, _CJK]),
+            keep_delim_regex_pattern="|".join([special, _PUNCTUATION, _CJK]))
+        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > \
+            MAX_CHARACTERS_PER_WORD
+        words = words.with_flat_values(
+            tf.where(too_long, "[UNK]", words.flat_values))
+        pieces = _WORD_PIECES[self._hub()].tokenize(words)
+        return pieces.merge_dims(-2, -1)  # (..., tokens)
 
     @property
     def special_token_ids(self):
