@@ -427,3 +427,31 @@ def test_checkpoint_variables_are_restored_by_path(
     assert "not in the checkpoint: mlm_head/bias" in message and \
         "mlm_head/layer_norm/gamma (7,) there" in message and \
         "--overwrite" in message and "\n" not in message, message
+
+
+@pytest.mark.once
+def test_a_run_resumed_on_two_processes_keeps_its_draw_groups(
+        tiny, uninterrupted):
+    """The run-level half of the test above: a checkpoint made on 1
+    process (draw groups 1), resumed by process 0 of 2, resumes with the
+    run's draw groups (not the process count's); asking for others is
+    refused naming them."""
+    from kzoo.pretraining.config import PretrainingError, resolve_options
+    from kzoo.pretraining.corpus_identity import corpus_record
+    from kzoo.pretraining.engines import Engine
+    root, preset, corpus = tiny
+    output = copy_run(uninterrupted, root / "on_two_processes")
+    last = checkpoints.list_checkpoints(output)[-1][1]
+    assert checkpoints.read_state(last)["identity"]["draw_groups"] == 1
+
+    def resume(**options):
+        run = Run(preset, corpus, output, resolve_options(
+            dict(OPTIONS, **options)), engine=Engine(index=0, count=2))
+        run.objective, opened = run._objective_and_corpus()
+        run.corpus_record = corpus_record(opened)
+        return run, run._plan_and_check(run.options, opened)[0]
+
+    run, resume_from = resume()
+    assert resume_from == last and run.options["draw_groups"] == 1
+    with pytest.raises(PretrainingError, match="draw_groups: 1 there, 2 now"):
+        resume(draw_groups=2)
