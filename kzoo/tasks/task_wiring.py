@@ -224,7 +224,12 @@ class SequenceClassifier(Task):
     argument_spec = {"dropout": Optional(FRACTION)}
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
-                 problem_type=SINGLE_LABEL, **kwargs):
+                 problem_type=SINGLE_LABEL, pooling_layers=(), **kwargs):
+        # `pooling_layers`: the layers of a subclass's pooling that hold
+        # settings or weights, made by its __init__ before this one builds
+        # the graph; `pool` gets them after the backbone's outputs. (Set
+        # as attributes before the model exists, Keras' and torch's
+        # tracking would refuse them; the functional graph owns them.)
         check_problem_type(problem_type, num_classes, type(self).__name__)
         dropout = self.default_dropout(backbone) if dropout is None \
             else float(dropout)
@@ -242,13 +247,13 @@ class SequenceClassifier(Task):
                 kernel_initializer=backbone.kernel_initializer(),
                 dtype=backbone.dtype_policy, name="classifier_dense")
             hidden_activation = get_activation(self.hidden_activation)
-        # The dtype policy every head layer takes, `pool`'s included (set
-        # past Keras' attribute tracking: the model does not exist yet).
-        object.__setattr__(self, "head_dtype", backbone.dtype_policy)
+        # The dtype policy every head layer takes, `pool`'s included (a
+        # policy, not a layer: an attribute before the model exists).
+        self.head_dtype = backbone.dtype_policy
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
-        pooled = self.pool(inputs, backbone(backbone_inputs))
+        pooled = self.pool(inputs, backbone(backbone_inputs), *pooling_layers)
         if hidden is not None:
             # (dropout ->) dense + activation, then the same dropout again.
             if self.dropout_before_hidden:
@@ -262,9 +267,11 @@ class SequenceClassifier(Task):
         self.dropout = dropout
         self.problem_type = problem_type
 
-    def pool(self, inputs, backbone_outputs):
-        """`(batch, hidden)`: the one vector the classifier reads. Layers
-        made here take `dtype=self.head_dtype`."""
+    def pool(self, inputs, backbone_outputs, *pooling_layers):
+        """`(batch, hidden)`: the one vector the classifier reads, from the
+        task's inputs, the backbone's outputs and the `pooling_layers` the
+        subclass made. A layer without settings or weights may be made
+        here, with `dtype=self.head_dtype`."""
         raise NotImplementedError
 
     def default_dropout(self, backbone):

@@ -110,22 +110,19 @@ class AwdLstmTextClassifier(SequenceClassifier):
                     width, use_bias=False, activation="relu",
                     kernel_initializer=backbone.kernel_initializer(),
                     dtype=dtype, name=f"head_dense_{i}")))
-        # Built before Model.__init__ (the base class calls `pool` from
-        # its __init__): kept past Keras' and torch's attribute tracking;
-        # the functional graph owns them.
-        object.__setattr__(self, "_head_layers", (
-            ConcatPooling(dtype=dtype, name="concat_pooling"), blocks,
-            batchnorm(dtype, "classifier_batchnorm")))
+        # `pool`'s layers, made before the base class's graph uses them.
+        head = (ConcatPooling(dtype=dtype, name="concat_pooling"), blocks,
+                batchnorm(dtype, "classifier_batchnorm"))
         # The base class's dropout sits before its last linear layer.
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout if hidden_dims else pooled_dropout,
-                         problem_type=problem_type, **kwargs)
+                         problem_type=problem_type, pooling_layers=head,
+                         **kwargs)
         self.hidden_dims = hidden_dims
         self.pooled_dropout = float(pooled_dropout)
         self.dropout = float(dropout)
 
-    def pool(self, inputs, backbone_outputs):
-        pooling, blocks, last_batchnorm = self._head_layers
+    def pool(self, inputs, backbone_outputs, pooling, blocks, last_batchnorm):
         x = pooling(backbone_outputs["sequence_output"],
                     inputs["padding_mask"])  # (batch, 3 embedding_dim)
         for batch_norm, dropout, dense in blocks:

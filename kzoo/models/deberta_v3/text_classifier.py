@@ -53,26 +53,23 @@ class DebertaV3TextClassifier(SequenceClassifier):
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None,
                  problem_type=SINGLE_LABEL, pooler_dropout=0.0, **kwargs):
         pooler_dropout = float(pooler_dropout or 0.0)
-        # `pool` runs inside the functional build, before Keras tracks
-        # attributes: hand it the backbone and rate untracked.
-        object.__setattr__(self, "_pooler_settings",
-                           (backbone, pooler_dropout))
+        # Hugging Face's ContextPooler, made before the base class's graph
+        # uses it (`pool`).
+        context_pooler = (
+            keras.layers.Dropout(pooler_dropout, dtype=backbone.dtype_policy,
+                                 name="pooler_dropout"),
+            keras.layers.Dense(
+                backbone.hidden_dim,
+                kernel_initializer=backbone.kernel_initializer(),
+                dtype=backbone.dtype_policy, name="pooler_dense"))
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type,
-                         **kwargs)
+                         pooling_layers=context_pooler, **kwargs)
         self.pooler_dropout = pooler_dropout
 
-    def pool(self, inputs, backbone_outputs):
-        backbone, pooler_dropout = self._pooler_settings
+    def pool(self, inputs, backbone_outputs, pooler_dropout, pooler_dense):
         first = backbone_outputs["sequence_output"][:, 0, :]
-        first = keras.layers.Dropout(
-            pooler_dropout, dtype=backbone.dtype_policy,
-            name="pooler_dropout")(first)
-        dense = keras.layers.Dense(
-            backbone.hidden_dim,
-            kernel_initializer=backbone.kernel_initializer(),
-            dtype=backbone.dtype_policy, name="pooler_dense")
-        return get_activation("gelu")(dense(first))
+        return get_activation("gelu")(pooler_dense(pooler_dropout(first)))
 
     def task_config(self):
         return {**super().task_config(), "pooler_dropout": self.pooler_dropout}

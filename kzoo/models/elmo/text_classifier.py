@@ -56,24 +56,20 @@ class ElmoTextClassifier(SequenceClassifier):
     def __init__(self, backbone, num_classes, preprocessor=None,
                  dropout=None, problem_type="single_label_classification",
                  pooling="mean", normalize_layers=False, **kwargs):
-        # Used by `pool`, which the base class calls before the model
-        # exists; set past Keras' (and torch's) attribute tracking, which
-        # refuse layers before `Model.__init__`. The functional graph owns
-        # them.
-        object.__setattr__(self, "_head_layers", (
+        # `pool`'s layers, made before the base class's graph uses them.
+        mix_and_pooling = (
             ScalarMix(backbone.num_layers + 1,
                       normalize_layers=normalize_layers,
                       dtype=backbone.dtype_policy, name="scalar_mix"),
             TokenPooling(pooling, dtype=backbone.dtype_policy,
-                         name="pooling")))
+                         name="pooling"))
         super().__init__(backbone, num_classes, preprocessor=preprocessor,
                          dropout=dropout, problem_type=problem_type,
-                         **kwargs)
+                         pooling_layers=mix_and_pooling, **kwargs)
         self.pooling = pooling
         self.normalize_layers = bool(normalize_layers)
 
-    def pool(self, inputs, backbone_outputs):
-        mix, pooling = self._head_layers
+    def pool(self, inputs, backbone_outputs, mix, pooling):
         mask = inputs["padding_mask"]
         mixed = mix(backbone_outputs["layer_outputs"], mask)
         return pooling(mixed, words_only(mask))
