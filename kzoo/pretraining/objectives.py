@@ -9,6 +9,8 @@ family's default (the objective its original was pretrained with).
 import dataclasses
 from typing import Callable
 
+from kzoo.core import families
+
 OBJECTIVES = {}
 
 
@@ -20,7 +22,10 @@ class Objective:
         name: its CLI name (`"mlm"`, `"mlm_nsp"`, `"rtd"`, ...).
         description: one line for `kzoo pretrain --help`.
         families: the families (`kzoo.models.<family>` names) it applies
-            to; the first objective registered for a family is its default.
+            to: for kzoo's own objectives, the families that declare it
+            (`kzoo.core.families.families_with_objective`). A family's
+            default is the first objective its declaration names (the
+            first registered, for one it does not name).
         make_task: `(preset, load_weights, sequence_length, **options) ->
             task`: the task to train, built without a preprocessor (the
             stream hands it finished batches), not compiled.
@@ -47,8 +52,14 @@ def register_objective(objective):
 
 
 def family_objectives(family):
-    """The objectives that apply to `family`, its default first."""
-    return [o for o in OBJECTIVES.values() if family in o.families]
+    """The objectives that apply to `family`, its default first: in the
+    order the family declares them (`kzoo.models.<family>.FAMILY`), then
+    any other registered for it (a test's, a user's)."""
+    declared = (families.objectives_of(family)
+                if family in families.FAMILIES else ())
+    applying = [o for o in OBJECTIVES.values() if family in o.families]
+    return sorted(applying, key=lambda o: (
+        declared.index(o.name) if o.name in declared else len(declared)))
 
 
 def find_objective(family, name=None):

@@ -17,6 +17,7 @@ stream carries between examples, besides the walk's position.
 
 import numpy as np
 
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.encoder import (EncoderStream, build_task,
                                               family_task_class,
@@ -110,7 +111,7 @@ RTD = register_objective(Objective(
     name="rtd",
     description=("ELECTRA's replaced-token detection (generator MLM + "
                  "discriminator), examples as build_pretraining_dataset.py"),
-    families=("electra",),
+    families=families_with_objective("rtd"),
     make_task=make_task,
     make_stream=make_stream,
     options={"generator_preset": "auto"}))

@@ -12,15 +12,13 @@ every id of the corpus is in a row once per epoch, and a checkpoint holds
 positions, never ids.
 """
 
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.encoder import (EncoderStream, build_task,
                                               masked_lm_task_class,
                                               masking_preprocessor,
                                               task_adapt)
 from kzoo.preprocessing.packing import FullSentencesRow
-
-MASKED_LM_FAMILIES = ("bert", "roberta", "xlm_roberta", "distil_bert",
-                      "deberta_v3", "albert", "electra")
 
 
 class FullSentencesStream(EncoderStream):
@@ -93,7 +91,7 @@ MLM = register_objective(Objective(
     name="mlm",
     description=("masked LM on FULL-SENTENCES rows (RoBERTa), masking "
                  "token / whole_word / ngram / span (+ SpanBERT's SBO)"),
-    families=MASKED_LM_FAMILIES,
+    families=families_with_objective("mlm"),
     make_task=make_task,
     make_stream=make_stream,
     options={"masking": None}))

@@ -34,6 +34,7 @@ import numpy as np
 from kzoo.preprocessing.sentence_pairs import (IN_ORDER, IS_NEXT, NOT_NEXT,
                                                SWAPPED)
 from kzoo.corpus.shards import CorpusError
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.base import DocumentSentences
 from kzoo.pretraining.streams.encoder import (EncoderStream, build_task,
@@ -193,7 +194,7 @@ class SentencePairStream(EncoderStream):
                 "target": self.target_length}
 
 
-def _objective(name, pretrainer, sentence_task, families, description):
+def _objective(name, pretrainer, sentence_task, description):
     def make_task(preset, load_weights, sequence_length, masking=None,
                   short_seq_prob=SHORT_SEQ_PROB):
         return build_task(family_task_class(preset, pretrainer), preset,
@@ -211,16 +212,17 @@ def _objective(name, pretrainer, sentence_task, families, description):
             draw_groups=draw_groups)
 
     return register_objective(Objective(
-        name=name, description=description, families=families,
+        name=name, description=description,
+        families=families_with_objective(name),
         make_task=make_task, make_stream=make_stream,
         options={"masking": None, "short_seq_prob": SHORT_SEQ_PROB}))
 
 
 MLM_NSP = _objective(
-    "mlm_nsp", "BertPretrainer", "nsp", ("bert",),
+    "mlm_nsp", "BertPretrainer", "nsp",
     "BERT's masked LM + next-sentence prediction, instances as "
     "create_pretraining_data.py builds them")
 MLM_SOP = _objective(
-    "mlm_sop", "AlbertPretrainer", "sop", ("albert",),
+    "mlm_sop", "AlbertPretrainer", "sop",
     "ALBERT's masked LM (n-grams) + sentence-order prediction, instances "
     "as ALBERT's create_pretraining_data.py builds them")

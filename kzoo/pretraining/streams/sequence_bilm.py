@@ -29,6 +29,7 @@ and weights.
 import numpy as np
 
 from kzoo.core.task import Task
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
     IdsStream, corpus_tokenizer, make_preset_task, new_cursor,
@@ -138,7 +139,7 @@ OBJECTIVE = register_objective(Objective(
     name="bilm",
     description=("ELMo's biLM: <S> sentence </S> end to end in windows of "
                  "20 tokens, forward and backward LM within each sentence"),
-    families=("elmo",),
+    families=families_with_objective("bilm"),
     make_task=make_task,
     make_stream=make_stream,
     # The original's sampled softmax drew 8192 words per step; None is

@@ -39,6 +39,7 @@ sequence_length)`.
 import numpy as np
 
 from kzoo.core.task import Task
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
     IdsStream, corpus_tokenizer, make_preset_task, new_cursor,
@@ -139,7 +140,7 @@ OBJECTIVE = register_objective(Objective(
     description=("AWD-LSTM's language model (ULMFiT): batch_size parallel "
                  "streams of the corpus in BPTT windows of variable "
                  "length, as fastai"),
-    families=("awd_lstm",),
+    families=families_with_objective("lm"),
     make_task=make_task,
     make_stream=make_stream,
     options={"bptt": BPTT}))

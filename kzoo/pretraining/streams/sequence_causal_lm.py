@@ -18,6 +18,7 @@ The batch is what `GPT2CausalLMPreprocessor` gives: `token_ids`,
 import numpy as np
 
 from kzoo.core.task import Task
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
     IdsStream, corpus_tokenizer, make_preset_task, new_cursor,
@@ -84,6 +85,6 @@ OBJECTIVE = register_objective(Objective(
     description=("GPT-2's causal LM: contiguous blocks of the corpus, "
                  "documents joined by <|endoftext|>, each next token "
                  "learnt"),
-    families=("gpt2",),
+    families=families_with_objective("causal_lm"),
     make_task=make_task,
     make_stream=make_stream))

@@ -23,6 +23,7 @@ from `np.random.default_rng(seed)` of its row group (`BatchStream.draw_seed`).
 import numpy as np
 
 from kzoo.corpus.shards import CorpusError
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.base import BatchStream
 from kzoo.pretraining.streams.sequence_packing import (
@@ -138,7 +139,7 @@ OBJECTIVE = register_objective(Objective(
     description=("BART's denoising: blocks of whole sentences of one "
                  "document, sentences permuted, 30% of the words infilled "
                  "in Poisson spans of one <mask> each"),
-    families=("bart",),
+    families=families_with_objective("denoising"),
     make_task=make_task,
     make_stream=make_stream,
     options={"recipe": "paper"}))

@@ -22,6 +22,7 @@ resume or over several processes. Batches are `T5Preprocessor.pack_ids`'s:
 
 import numpy as np
 
+from kzoo.core.families import families_with_objective
 from kzoo.pretraining.objectives import Objective, register_objective
 from kzoo.pretraining.streams.sequence_packing import (
     IdsStream, compiled_packing, corpus_preprocessor, make_preset_task,
@@ -116,7 +117,7 @@ OBJECTIVE = register_objective(Objective(
     description=("T5's span corruption: 568-token chunks of the "
                  "concatenated corpus -> 512 inputs + 114 targets, 15% "
                  "noise in spans of mean length 3"),
-    families=("t5",),
+    families=families_with_objective("span_corruption"),
     make_task=make_task,
     make_stream=make_stream,
     options={"noise_density": 0.15, "mean_noise_span_length": 3.0}))
