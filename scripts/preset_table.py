@@ -196,7 +196,7 @@ FAMILIES = {
             " (ALBERT's SentencePiece model, which nothing offline gives)")},
     },
     # fastai's WikiText-103 language model (`awd_lstm_lm_config`, dropouts
-    # kzoo.convert.awd_lstm.LM_DROPOUTS), from fastai's S3 model zoo.
+    # kzoo.models.awd_lstm.convert.LM_DROPOUTS), from fastai's S3 model zoo.
     "awd_lstm": {
         "backbone": "AwdLstmBackbone",
         "config": dict(embedding_dim=400, lstm_dim=1152, num_layers=3,

@@ -14,7 +14,7 @@ from awd_lstm_testing import (TINY, fastai_state_dict, padded_inputs,
                               torch_reference)
 from helpers import assert_weights_identical, to_numpy
 from kzoo.convert import ConversionError, hf_to_preset
-from kzoo.convert import awd_lstm as convert
+from kzoo.models.awd_lstm import convert
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other

@@ -69,7 +69,7 @@ class AwdLstmTokenizer(Tokenizer):
     Args:
         vocabulary: a word list, one token per line (id = line), holding
             `xxunk`, `xxpad` and `xxbos` (fastai's `itos`; see
-            `kzoo.convert.awd_lstm.write_vocabulary` for its `.pkl`).
+            `kzoo.models.awd_lstm.convert.write_vocabulary` for its `.pkl`).
         rules: apply the rules above before the lookup.
 
     Example:
