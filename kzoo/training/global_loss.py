@@ -52,17 +52,15 @@ def count_steps(batches, accumulation):
     weight total over the step's micro-batches, in row 0 of a (rows,)
     float32 array (zeros elsewhere: summed over a global batch's rows it
     gives every process' total). Batches without sample weights pass
-    through unchanged."""
+    through unchanged; an incomplete last step is dropped."""
     while True:
         step = []
         for _ in range(accumulation):
             try:
                 step.append(next(batches))
             except StopIteration:
-                if step:
-                    raise ValueError(
-                        f"The batches ended inside an optimizer step ("
-                        f"{len(step)} of {accumulation} micro-batches).")
+                # A run's batches end only when a later generator took
+                # over (run.py, `_batches`): a step cut short is not fed.
                 return
         weights = [keras.tree.flatten(batch[2]) if len(batch) > 2 and
                    batch[2] is not None else None for batch in step]

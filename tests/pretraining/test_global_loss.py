@@ -147,5 +147,5 @@ def test_count_steps_counts_each_step_over_its_micro_batches():
         # The step's 9 masks in row 0 (sums over any rows' split to the
         # whole count), whichever micro-batch of the step.
         np.testing.assert_array_equal(counts, [sum(REAL_MASKS), 0.0])
-    with pytest.raises(ValueError, match="inside an optimizer step"):
-        list(global_loss.count_steps(iter(micro[:3]), 2))
+    # An incomplete step is not fed (its count would be short).
+    assert len(list(global_loss.count_steps(iter(micro[:3]), 2))) == 2
