@@ -5,7 +5,6 @@ served from 127.0.0.1."""
 import hashlib
 import http.server
 import json
-import os
 import re
 import shutil
 import threading
@@ -14,6 +13,9 @@ import urllib.parse
 from pathlib import Path
 
 import numpy as np
+
+from parity_harness import (  # noqa: F401 (imported from here too)
+    check_exported_weights, make_hf_model, max_abs_differences)
 
 ARCHITECTURES = ("BertModel", "BertForMaskedLM", "BertForPreTraining",
                  "BertForSequenceClassification")
@@ -41,25 +43,11 @@ SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def make_hf_bert(architecture, config_name="odd36", seed=0, **overrides):
-    """A `transformers` BERT with every parameter randomised (LayerNorm
-    scales and biases included, so a swapped gamma/beta cannot pass)."""
-    import torch
+    """A `transformers` BERT with every parameter randomised
+    (parity_harness.make_hf_model)."""
     import transformers
     config = transformers.BertConfig(**{**CONFIGS[config_name], **overrides})
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            if name.endswith("LayerNorm.weight"):
-                parameter.copy_(1.0 + 0.2 * noise)
-            else:
-                parameter.copy_(0.2 * noise)
-    if hasattr(model, "tie_weights"):
-        model.tie_weights()
-    return model
+    return make_hf_model(config, architecture, seed)
 
 
 def write_vocab(folder, size):
@@ -127,28 +115,6 @@ def kzoo_outputs(model, inputs):
     if name == "BertTextClassifier":
         return {"logits": keras.ops.convert_to_numpy(out)}
     return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-
-
-def max_abs_differences(actual, expected):
-    assert sorted(actual) == sorted(expected), (sorted(actual), sorted(expected))
-    differences = {k: float(np.max(np.abs(actual[k] - expected[k])))
-                   for k in expected}
-    _log_parity(differences)
-    return differences
-
-
-def _log_parity(differences):
-    """With KZOO_PARITY_LOG=<file>, append each comparison's figures (test,
-    backend, output, max abs difference): what `scripts/parity_report.py`
-    sums up per family and backend for a release note."""
-    path = os.environ.get("KZOO_PARITY_LOG")
-    if not path:
-        return
-    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
-    backend = os.environ.get("KERAS_BACKEND", "?")
-    with open(path, "a", encoding="utf-8") as log:
-        for output, difference in differences.items():
-            log.write(f"{test}\t{backend}\t{output}\t{difference:.3g}\n")
 
 
 def sha256_bytes(data):
@@ -407,16 +373,3 @@ class FakeHub:
         handler.wfile.write(body[half:])
         handler.wfile.flush()
         self.served.append((filename, wanted, len(body)))
-
-
-def check_exported_weights(folder, original, tied=()):
-    """The Hugging Face checkpoint exported to `folder` holds exactly the
-    tensors of `original` (a name -> array dict), less the `tied` ones HF
-    lists twice and writes once, each bit for bit. Returns the exported
-    tensors."""
-    from kzoo.convert.safetensors import load_file
-    exported = load_file(Path(folder) / "model.safetensors")
-    assert set(exported) == set(original) - set(tied)
-    for name, value in exported.items():
-        np.testing.assert_array_equal(value, original[name], err_msg=name)
-    return exported

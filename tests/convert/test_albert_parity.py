@@ -11,9 +11,10 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.convert.safetensors import load_file
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            assert_round_trip_keeps_weights, make_hf_model,
+                            save_checkpoints)
 from albert_testing import ALBERT_PRESET, HARD_TEXTS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -53,23 +54,10 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
 def make_hf_albert(architecture, config_name, seed=0):
-    """A transformers ALBERT with every parameter randomised (LayerNorm
-    scales too, so a swapped gamma/beta cannot pass)."""
     config = transformers.AlbertConfig(**CONFIGS[config_name])
     if architecture == "AlbertForPreTraining":
         config.num_labels = 2  # the SOP head's two classes
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            scale = name.endswith("LayerNorm.weight") or \
-                name.endswith("layer_norm.weight")
-            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
-    model.tie_weights()
-    return model
+    return make_hf_model(config, architecture, seed)
 
 
 def random_inputs(config, batch=3, seq=11, seed=0):
@@ -102,30 +90,10 @@ def hf_outputs(model, inputs):
     return {"logits": out.logits.numpy()}
 
 
-def kzoo_outputs(model, inputs):
-    import keras
-    if isinstance(model, (kzoo.AlbertMaskedLM, kzoo.AlbertPretrainer)):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        inputs = {**inputs, "mask_positions": positions}
-    out = model(inputs)
-    if isinstance(out, dict):
-        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-    return {"logits": keras.ops.convert_to_numpy(out)}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf_albert")
-    made = {}
-    for arch, config in CASES:
-        model = make_hf_albert(arch, config)
-        folder = root / f"{arch}-{config}"
-        model.save_pretrained(folder)
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs,
-                              hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf_albert"), CASES,
+                            make_hf_albert, random_inputs, hf_outputs)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -147,31 +115,14 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     if arch in ("AlbertForSequenceClassification", "AlbertForPreTraining"):
         assert model.dropout == hf_config.classifier_dropout_prob
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    tied = {"predictions.decoder.weight", "predictions.decoder.bias"}
-    exported = check_exported_weights(out, original, tied)
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        np.testing.assert_array_equal(again[name], value, err_msg=name)
-
-    # kzoo -> HF -> kzoo: every converted weight the same, bit for bit
-    # (exported once more, since a checkpoint without a pooler leaves
-    # kzoo's pooler at its random start).
-    model_again = cls.from_preset(str(out), **kwargs)
-    again_out = export_hf(model_again, tmp_path / "again", verbose=False)
-    again_tensors = load_file(again_out / "model.safetensors")
-    assert set(again_tensors) == set(exported)
-    for name, value in again_tensors.items():
-        np.testing.assert_array_equal(value, exported[name], err_msg=name)
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    out, exported, _ = assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported",
+        tied={"predictions.decoder.weight", "predictions.decoder.bias"})
+    assert_round_trip_keeps_weights(cls, out, exported, tmp_path / "again",
+                                    **kwargs)
 
 
 def test_shared_blocks_are_one_set_of_variables(checkpoints):

@@ -3,20 +3,20 @@ sequence output, pooled output and every head's logits within 1e-5 (fp32),
 on whichever backend KERAS_BACKEND names; and the round trip
 HF -> kzoo -> HF gives back the original tensors exactly."""
 
-import numpy as np
 import pytest
 
 import kzoo
-from kzoo.convert import export_hf, load_hf_weights
+from kzoo.convert import load_hf_weights
 from kzoo.convert.safetensors import load_file
 from kzoo.core.registry import get_class
 
 from convert_helpers import (
-    ARCHITECTURES, KZOO_CLASS, check_exported_weights, hf_outputs,
-    kzoo_outputs, make_hf_bert, max_abs_differences, random_inputs, save_hf)
+    ARCHITECTURES, KZOO_CLASS, hf_outputs, kzoo_outputs, make_hf_bert,
+    max_abs_differences, random_inputs, save_hf)
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            save_checkpoints)
 
 import torch
-import transformers
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -31,14 +31,9 @@ CASES = [(arch, config) for config in ("odd36", "odd20")
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """Each (architecture, config) saved once, with its reference outputs."""
-    made = {}
-    root = tmp_path_factory.mktemp("hf")
-    for arch, config in CASES:
-        model = make_hf_bert(arch, config)
-        folder = save_hf(model, root / f"{arch}-{config}")
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs, hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf"), CASES,
+                            make_hf_bert, random_inputs, hf_outputs,
+                            save=save_hf)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -65,22 +60,14 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
                             else hf_config.hidden_dropout_prob)
         assert model.dropout == expected_dropout
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()
-                if not k.endswith(("position_ids", "token_type_ids"))}
-    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
-    check_exported_weights(out, original, tied)
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        np.testing.assert_array_equal(again[name], value, err_msg=name)
+    # BERT's heads keep its own output names (convert_helpers).
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}", outputs=kzoo_outputs)
+    assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported",
+        tied={"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
+        skipped=("position_ids", "token_type_ids"))
 
 
 def test_unprefixed_and_legacy_names_and_sharded(checkpoints, tmp_path):

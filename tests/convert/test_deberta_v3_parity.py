@@ -14,7 +14,8 @@ import pytest
 import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
+from convert_helpers import check_exported_weights
+from parity_harness import assert_close_to_reference, make_hf_model
 from deberta_v3_testing import DEBERTA_PRESET, HARD_TEXTS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -56,19 +57,9 @@ LENGTHS = (5, 40)  # within and past the bucket range
 
 
 def make_hf_deberta(architecture, config_name, seed=0):
-    """A transformers DeBERTa with every parameter randomised (LayerNorm
-    scales too, so a swapped gamma/beta cannot pass)."""
-    config = transformers.DebertaV2Config(**CONFIGS[config_name])
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            scale = name.endswith("LayerNorm.weight")
-            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
-    model.tie_weights()
-    return model
+    # DeBERTa-v2 has one attention implementation: no "eager" to ask for.
+    return make_hf_model(transformers.DebertaV2Config(**CONFIGS[config_name]),
+                         architecture, seed, eager=False)
 
 
 def random_inputs(config, seq, batch=3, seed=0):
@@ -89,19 +80,6 @@ def hf_outputs(model, inputs):
     if type(model).__name__ == "DebertaV2Model":
         return {"sequence_output": out.last_hidden_state.numpy()}
     return {"logits": out.logits.numpy()}
-
-
-def kzoo_outputs(model, inputs):
-    import keras
-    if isinstance(model, kzoo.DebertaV3MaskedLM):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        out = model({**inputs, "mask_positions": positions})
-        return {"logits": keras.ops.convert_to_numpy(out)}
-    out = model(inputs)
-    if isinstance(out, dict):
-        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-    return {"logits": keras.ops.convert_to_numpy(out)}
 
 
 def legacy_name(name):
@@ -149,10 +127,8 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
                                         hf_config.hidden_dropout_prob)
 
     for x, reference, seq in zip(inputs, expected, LENGTHS):
-        differences = max_abs_differences(kzoo_outputs(model, x), reference)
-        print(f"{arch}/{config}/seq{seq}: max abs {differences}")
-        for name, difference in differences.items():
-            assert difference <= ATOL, (name, seq, difference)
+        assert_close_to_reference(model, x, reference, ATOL,
+                                  f"{arch}/{config}/seq{seq}")
 
     # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
     out = export_hf(model, tmp_path / "exported", verbose=False)

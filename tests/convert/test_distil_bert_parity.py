@@ -14,7 +14,8 @@ import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.layers import sinusoidal_position_table
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            make_hf_model, save_checkpoints)
 from distil_bert_testing import HARD_TEXTS, make_tiny_distil_bert
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -46,26 +47,18 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
 def make_hf_distil_bert(architecture, config_name, seed=0):
-    """A transformers DistilBERT with every parameter randomised (LayerNorm
-    scales too, so a swapped gamma/beta cannot pass), the sinusoidal table
-    excepted."""
+    """The reference randomised, its sinusoidal table (when it has one)
+    kept as the formula makes it."""
     config = transformers.DistilBertConfig(**CONFIGS[config_name])
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            if name.endswith("position_embeddings.weight") and \
-                    config.sinusoidal_pos_embds:
-                parameter.copy_(torch.from_numpy(sinusoidal_position_table(
-                    *parameter.shape)))
-                continue
-            scale = name.endswith(("LayerNorm.weight", "layer_norm.weight"))
-            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
-    model.tie_weights()
-    return model
+
+    def sinusoidal(name, parameter):
+        if not (config.sinusoidal_pos_embds
+                and name.endswith("position_embeddings.weight")):
+            return False
+        parameter.copy_(torch.from_numpy(sinusoidal_position_table(
+            *parameter.shape)))
+        return True
+    return make_hf_model(config, architecture, seed, fixed=sinusoidal)
 
 
 def random_inputs(config, batch=3, seq=11, seed=0):
@@ -88,31 +81,10 @@ def hf_outputs(model, inputs):
     return {"logits": out.logits.numpy()}
 
 
-def kzoo_outputs(model, inputs):
-    import keras
-    if isinstance(model, kzoo.DistilBertMaskedLM):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        out = model({**inputs, "mask_positions": positions})
-        return {"logits": keras.ops.convert_to_numpy(out)}
-    out = model(inputs)
-    if isinstance(out, dict):
-        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-    return {"logits": keras.ops.convert_to_numpy(out)}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf_distil_bert")
-    made = {}
-    for arch, config in CASES:
-        model = make_hf_distil_bert(arch, config)
-        folder = root / f"{arch}-{config}"
-        model.save_pretrained(folder)
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs,
-                              hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf_distil_bert"), CASES,
+                            make_hf_distil_bert, random_inputs, hf_outputs)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -135,20 +107,11 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.num_classes == hf_config.num_labels
         assert model.dropout == hf_config.seq_classif_dropout
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    check_exported_weights(out, original, {"vocab_projector.weight"})
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        np.testing.assert_array_equal(again[name], value, err_msg=name)
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    assert_export_reloads(model, hf_model, arch, inputs, expected,
+                          hf_outputs, tmp_path / "exported",
+                          tied={"vocab_projector.weight"})
 
 
 def test_sinusoidal_table_is_transformers_one():

@@ -14,8 +14,9 @@ import kzoo
 from kzoo.convert import HFCheckpoint, export_hf
 from kzoo.convert.base import converter_for_model_type
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
 from helpers import assert_weights_identical
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            make_hf_model, save_checkpoints)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -52,20 +53,8 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
 def make_hf_electra(architecture, config_name, seed=0):
-    """A transformers ELECTRA with every parameter randomised (LayerNorm
-    scales too, so a swapped gamma/beta cannot pass)."""
-    config = transformers.ElectraConfig(**CONFIGS[config_name])
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            scale = name.endswith("LayerNorm.weight")
-            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
-    model.tie_weights()
-    return model
+    return make_hf_model(transformers.ElectraConfig(**CONFIGS[config_name]),
+                         architecture, seed)
 
 
 def random_inputs(config, batch=3, seq=11, seed=0):
@@ -91,30 +80,10 @@ def hf_outputs(model, inputs):
     return {"logits": out.logits.numpy()}
 
 
-def kzoo_outputs(model, inputs):
-    import keras
-    if isinstance(model, kzoo.ElectraMaskedLM):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        inputs = {**inputs, "mask_positions": positions}
-    out = model(inputs)
-    if isinstance(out, dict):
-        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-    return {"logits": keras.ops.convert_to_numpy(out)}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf_electra")
-    made = {}
-    for arch, config in CASES:
-        model = make_hf_electra(arch, config)
-        folder = root / f"{arch}-{config}"
-        model.save_pretrained(folder)
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs,
-                              hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf_electra"), CASES,
+                            make_hf_electra, random_inputs, hf_outputs)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -139,24 +108,13 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.dropout == (hf_config.classifier_dropout
                                  or hf_config.hidden_dropout_prob)
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    tied = {"generator_lm_head.weight"}
-    check_exported_weights(out, original, tied)
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        # The tensors are identical (above); torch's kernels may round a
-        # freshly loaded copy's outputs differently in the last bit.
-        np.testing.assert_allclose(again[name], value, atol=1e-6, rtol=0,
-                                   err_msg=name)
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    # The tensors are identical; torch's kernels may round a freshly
+    # loaded copy's outputs differently in the last bit.
+    out, _, _ = assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported", tied={"generator_lm_head.weight"}, atol=1e-6)
     # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
     back = cls.from_preset(str(out), **kwargs)
     assert_weights_identical(getattr(back, "backbone", back), backbone)

@@ -14,7 +14,8 @@ import pytest
 import kzoo
 from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            make_hf_model, save_checkpoints)
 from roberta_testing import HARD_TEXTS, ROBERTA_PRESET
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -49,23 +50,11 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
 def make_hf_roberta(architecture, config_name, seed=0, configs=CONFIGS):
-    """A transformers RoBERTa with every parameter randomised (LayerNorm
-    scales too, so a swapped gamma/beta cannot pass)."""
     # RobertaModel -> RobertaConfig, XLMRobertaForMaskedLM ->
     # XLMRobertaConfig: families on RoBERTa's layout share these checks.
     family = re.sub(r"(Model|For\w+)$", "", architecture)
     config = getattr(transformers, f"{family}Config")(**configs[config_name])
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            scale = name.endswith(("LayerNorm.weight", "layer_norm.weight"))
-            parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
-    model.tie_weights()
-    return model
+    return make_hf_model(config, architecture, seed)
 
 
 def random_inputs(config, batch=3, seq=11, seed=0):
@@ -94,31 +83,10 @@ def hf_outputs(model, inputs):
     return {"logits": out.logits.numpy()}
 
 
-def kzoo_outputs(model, inputs):
-    import keras
-    if isinstance(model, kzoo.RobertaMaskedLM):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        out = model({**inputs, "mask_positions": positions})
-        return {"logits": keras.ops.convert_to_numpy(out)}
-    out = model(inputs)
-    if isinstance(out, dict):
-        return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
-    return {"logits": keras.ops.convert_to_numpy(out)}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf_roberta")
-    made = {}
-    for arch, config in CASES:
-        model = make_hf_roberta(arch, config)
-        folder = root / f"{arch}-{config}"
-        model.save_pretrained(folder)
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs,
-                              hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf_roberta"), CASES,
+                            make_hf_roberta, random_inputs, hf_outputs)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -141,21 +109,12 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.dropout == (hf_config.classifier_dropout
                                  or hf_config.hidden_dropout_prob)
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    tied = {"lm_head.decoder.weight", "lm_head.decoder.bias"}
-    check_exported_weights(out, original, tied)
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        np.testing.assert_array_equal(again[name], value, err_msg=name)
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported",
+        tied={"lm_head.decoder.weight", "lm_head.decoder.bias"})
 
 
 def test_exported_tokenizer_is_the_same_tokenizer(checkpoints, tmp_path):

@@ -13,11 +13,10 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.convert.safetensors import load_file
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights, max_abs_differences
-from test_roberta_parity import (hf_outputs, kzoo_outputs, make_hf_roberta,
-                                 random_inputs)
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            assert_round_trip_keeps_weights, save_checkpoints)
+from test_roberta_parity import hf_outputs, make_hf_roberta, random_inputs
 from xlm_roberta_testing import (HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
                                  XLMR_VOCABULARY, hf_reference_tokenizer)
 
@@ -52,19 +51,17 @@ CONFIGS = {
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
+def make_hf_xlm_roberta(architecture, config_name):
+    model = make_hf_roberta(architecture, config_name, configs=CONFIGS)
+    assert model.config.model_type == "xlm-roberta"
+    return model
+
+
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf_xlm_roberta")
-    made = {}
-    for arch, config in CASES:
-        model = make_hf_roberta(arch, config, configs=CONFIGS)
-        assert model.config.model_type == "xlm-roberta"
-        folder = root / f"{arch}-{config}"
-        model.save_pretrained(folder)
-        inputs = random_inputs(model.config)
-        made[arch, config] = (model, folder, inputs,
-                              hf_outputs(model, inputs))
-    return made
+    return save_checkpoints(tmp_path_factory.mktemp("hf_xlm_roberta"),
+                            CASES, make_hf_xlm_roberta, random_inputs,
+                            hf_outputs)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -87,32 +84,16 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.dropout == (hf_config.classifier_dropout
                                  or hf_config.hidden_dropout_prob)
 
-    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
-    print(f"{arch}/{config}: max abs {differences}")
-    for name, difference in differences.items():
-        assert difference <= ATOL, (name, difference)
-
-    # kzoo -> HF: the same tensors, bit for bit, and transformers loads it
-    # as the same architecture.
-    out = export_hf(model, tmp_path / "exported", verbose=False)
-    original = {k: v.numpy() for k, v in hf_model.state_dict().items()}
-    tied = {"lm_head.decoder.weight", "lm_head.decoder.bias"}
-    exported = check_exported_weights(out, original, tied)
-    reloaded = getattr(transformers, arch).from_pretrained(
-        out, attn_implementation="eager").eval()
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    # kzoo -> HF loads as the same architecture, and back again.
+    out, exported, reloaded = assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported",
+        tied={"lm_head.decoder.weight", "lm_head.decoder.bias"})
     assert reloaded.config.model_type == "xlm-roberta"
-    again = hf_outputs(reloaded, inputs)
-    for name, value in expected.items():
-        np.testing.assert_array_equal(again[name], value, err_msg=name)
-
-    # HF -> kzoo again: the same weights, bit for bit (compared through a
-    # second export: a pooler that no head uses is not in the checkpoint).
-    back = cls.from_preset(str(out), **kwargs)
-    again = load_file(export_hf(back, tmp_path / "again",
-                                verbose=False) / "model.safetensors")
-    assert set(again) == set(exported)
-    for name, value in again.items():
-        np.testing.assert_array_equal(value, exported[name], err_msg=name)
+    assert_round_trip_keeps_weights(cls, out, exported, tmp_path / "again",
+                                    **kwargs)
 
 
 def test_checkpoint_with_its_tokenizer(checkpoints, tmp_path):
