@@ -20,7 +20,10 @@ from helpers import run_guide_smoke
 def test_guide_smoke_run():
     text = run_guide_smoke("adding_a_family.py", timeout=600)
     tail = text[-3000:]
-    assert "converter tables: {'roberta': 'roberta'}" in text, tail
+    # The family's one declaration, read through kzoo.core.families.
+    assert "declaration: Family(model_types=('roberta',), " \
+        "original_format=None, objectives=('mlm',)) | converter: " \
+        "kzoo.models.roberta.convert" in text, tail
     assert "registered tasks: ['RobertaMaskedLM', 'RobertaTextClassifier']" \
         in text
     # The argument checks name the argument and the fix.
