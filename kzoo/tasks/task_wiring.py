@@ -47,13 +47,15 @@ warnings.filterwarnings(
     "ignore", message=r"Gradients do not exist for variables \['pooler/")
 
 
-def masked_lm_head(backbone, activation=None):
+def masked_lm_head(backbone, activation=None, output_embedding=None):
     """BERT's MLM head (dense + activation + LayerNorm, logits through the
     tied token embedding plus a bias), configured from the backbone.
     `activation`: the head's own where the family fixes it (RoBERTa's is
-    always GELU); by default the backbone's."""
+    always GELU); by default the backbone's. `output_embedding`: a
+    `TokenEmbedding` of the head's own to take the logits through, in
+    place of the backbone's (RemBERT's decoupled output embedding)."""
     return MaskedLMHead(
-        backbone.token_embedding,
+        output_embedding or backbone.token_embedding,
         activation=activation or backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon,
         kernel_initializer=backbone.kernel_initializer(),
@@ -101,7 +103,7 @@ class MaskedLM(Task):
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
-        head = masked_lm_head(backbone, self.head_activation)
+        head = self.make_head(backbone)
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone,
                                               self.extra_input_names)
@@ -110,6 +112,12 @@ class MaskedLM(Task):
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
         self._finish_init(backbone, preprocessor)
         self.mlm_head = head
+
+    def make_head(self, backbone):
+        """The head layer, named `mlm_head`: BERT's, tied to the token
+        embedding (`masked_lm_head`); a family whose head has its own
+        output embedding makes that instead (RemBERT's)."""
+        return masked_lm_head(backbone, self.head_activation)
 
     def default_compile_args(self):
         return masked_lm_compile_args(learning_rate=5e-5)
