@@ -83,15 +83,24 @@ def table_documents(path, kind, field):
     rows = {PARQUET: _parquet_rows, SAVED_DATASET: _saved_rows,
             DATASET_REPOSITORY: _streamed_rows}[kind](Path(path), field)
     for number, text in rows:
-        if text is None:
-            continue
-        if not isinstance(text, str):
-            raise CorpusError(
-                f"{path}, row {number}: the {field!r} column holds "
-                f"{type(text).__name__} values, not strings. Name the "
-                "text's column with --text-field (text_field=...).")
-        if text.strip():
+        text = document_text(text, f"{path}, row {number}", field, "column")
+        if text is not None:
             yield text
+
+
+def document_text(text, where, field, place):
+    """One row's (or `.jsonl` line's) text, or None where it holds none
+    (null or blank: the row is skipped); a value that is not a string is
+    refused, naming `where` and the `place` ("column", "field") that
+    `field` names."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise CorpusError(
+            f"{where}: the {field!r} {place} holds {type(text).__name__} "
+            f"values, not strings. Name the text's {place} with "
+            "--text-field (text_field=...).")
+    return text if text.strip() else None
 
 
 def _missing_column(path, field, columns):

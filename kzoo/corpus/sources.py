@@ -41,8 +41,8 @@ import re
 import zlib
 from pathlib import Path
 
-from kzoo.corpus.readers import (PARQUET, TABLE_KINDS, folder_kind,
-                                 folder_record, table_documents)
+from kzoo.corpus.readers import (PARQUET, TABLE_KINDS, document_text,
+                                 folder_kind, folder_record, table_documents)
 from kzoo.corpus.shards import CorpusError
 
 SUFFIXES = (".txt", ".jsonl", ".txt.gz", ".jsonl.gz", PARQUET)
@@ -272,15 +272,9 @@ class SourceReader:
                     f"{self._where(number)}: no {field!r} field (it "
                     f"has: {fields or 'nothing'}). Name the text's field "
                     "with --text-field (text_field=...).")
-            text = record[field]
-            if text is None:
-                continue
-            if not isinstance(text, str):
-                raise CorpusError(
-                    f"{self._where(number)}: the {field!r} field is a "
-                    f"{type(text).__name__}, not a string. Name the text's "
-                    "field with --text-field (text_field=...).")
-            if text.strip():
+            text = document_text(record[field], self._where(number), field,
+                                 "field")
+            if text is not None:
                 yield text
 
 

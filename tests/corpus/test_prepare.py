@@ -288,6 +288,10 @@ def test_bad_inputs_are_named_with_what_to_do(tmp_path, tokenizer):
     (tmp_path / "field.jsonl").write_text('{"body": "a"}\n')
     bad(tmp_path, tokenizer, [tmp_path / "field.jsonl"],
         r"line 1: no 'text' field \(it has: body\).*--text-field")
+    (tmp_path / "number.jsonl").write_text('{"text": null}\n{"text": 3}\n')
+    bad(tmp_path, tokenizer, [tmp_path / "number.jsonl"],
+        r"line 2: the 'text' field holds int values, not strings.*"
+        "--text-field")
     (tmp_path / "fake.txt.gz").write_text("not gzip")
     bad(tmp_path, tokenizer, [tmp_path / "fake.txt.gz"], "not gzip data")
     write_txt(tmp_path / "good.txt", DOCUMENTS)
