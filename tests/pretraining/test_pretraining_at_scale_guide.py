@@ -2,8 +2,10 @@
 (KZOO_GUIDE_SMOKE=1: a tiny model, a few steps): a vocabulary trained on
 the bundled novels, the corpus and its unigram entropy, the two
 pretraining runs with the held-out loss printed beside the entropy, the
-plot, the pooled features' spread, and fine-tuning from pretrained and
-from random weights over two seeds with standard errors. Once per suite
+plot, the pooled features' spread, fine-tuning from pretrained and from
+random weights over two seeds with standard errors (the rate chosen on
+a validation split), ELECTRA against masked LM at equal FLOPs, and
+all-MiniLM-L6-v2 continued on the novels. Once per suite
 (one backend's pass, KZOO_ONCE_BACKEND): it starts a fresh interpreter.
 The full run's numbers are the documentation's, not this test's."""
 
@@ -49,11 +51,28 @@ def test_guide_smoke_run(tmp_path, monkeypatch):
     for name in ("random weights", "plateau run", "recipe run"):
         assert re.search(rf"^pooled features, {name}: spread {NUMBER}, "
                          rf"mean cosine {NUMBER}", text, re.M), tail
-    assert len(re.findall(r"^seed \d: random weights \d+\.\d%, pretrained "
-                          r"\d+\.\d%", text, re.M)) == 2, tail
-    for name in ("random weights", "pretrained"):
-        assert re.search(rf"^{name}: held-out accuracy \d+\.\d% \+/- "
-                         rf"\d+\.\d \(mean of 2 seeds", text, re.M), tail
+    assert re.search(r"^12 passages to fit, 4 to choose the rate, 16 held "
+                     r"out", text, re.M), tail
+    for name in ("random weights", "pretrained", "masked LM", "ELECTRA",
+                 "MiniLM as it is", "MiniLM continued on the novels"):
+        assert re.search(rf"^{name}: rate [\d.e-]+ \(validation .*\); "
+                         r"held-out accuracy \d+\.\d% \+/- \d+\.\d \(mean "
+                         r"of 2 seeds", text, re.M), (name, tail)
     assert re.search(r"^goal \(b\), >= 5 points above random weights: "
                      r"[-+]\d+\.\d -> (met|not met)", text, re.M), tail
+    # Section 6: the masked-LM run gets the steps ELECTRA's FLOPs buy.
+    equal = re.search(rf"^equal compute: ELECTRA 4 steps x ({NUMBER}) "
+                      rf"MFLOPs a token, masked LM (\d+) steps x ({NUMBER})",
+                      text, re.M)
+    assert equal, tail
+    # (the printed MFLOPs are rounded to 3 decimals)
+    assert abs(int(equal.group(2)) - 4 * float(equal.group(1))
+               / float(equal.group(3))) <= 1, equal.group(0)
+    assert re.search(r"^ELECTRA - masked LM at equal compute: [-+]\d+\.\d "
+                     r"points", text, re.M), tail
+    # Section 7: all-MiniLM-L6-v2 continued with masked LM.
+    assert re.search(rf"^MiniLM continued: held-out MLM loss {NUMBER} at "
+                     rf"step \d+ -> {NUMBER} at step 2", text, re.M), tail
+    assert re.search(r"^continued - as it is: [-+]\d+\.\d points", text,
+                     re.M), tail
     assert f"{keras.backend.backend()} done" in text
