@@ -49,6 +49,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kzoo.utils import storage
 from kzoo.utils.files import JSONFileError, read_json, swap_into_place
 
 BACKBONE_WEIGHTS = "model.weights.h5"
@@ -578,6 +579,13 @@ def resolve(name_or_dir):
         raise PresetError(
             f"A preset is a name or a folder path, not {type(name_or_dir)}.")
     text = os.fspath(name_or_dir)
+    if storage.is_url(text) and not text.startswith("hf://"):
+        # A preset folder committed at a URL (`kzoo pretrain`'s, or
+        # `kzoo/utils/storage.py`'s commit_folder): its local copy.
+        copy = storage.CachedFolder(text, cache_dir() / "storage",
+                                    what="preset")
+        copy.fetch(*copy.marker["files"])
+        return _folder_preset(copy.local)
     asked = text.startswith("hf://") or (os.path.isdir(text) and not (
         Path(text) / "metadata.json").exists())
     if asked:

@@ -64,6 +64,7 @@ def add_arguments(parser):
 def run(args):
     from kzoo.corpus import CorpusError
     from kzoo.corpus.prepare import describe, merge_parts, prepare_corpus
+    from kzoo.utils.storage import StorageError
     try:
         if args.merge:
             if args.preset or args.inputs or args.output:
@@ -89,7 +90,7 @@ def run(args):
             deduplicate=args.deduplicate,
             processes=args.processes, part=args.part,
             overwrite=args.overwrite, progress=False if args.quiet else "bar")
-    except CorpusError as error:
+    except (CorpusError, StorageError) as error:
         raise CommandError(str(error)) from None
     if summary["up_to_date"]:
         print(f"{args.output} is up to date.", file=args.stdout)

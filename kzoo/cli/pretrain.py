@@ -94,6 +94,7 @@ def run(args):
     from kzoo.pretraining.config import PretrainingError
     from kzoo.pretraining.run import pretrain, resolved_run_options
     options = {name: getattr(args, name) for name in _FLAGS}
+    from kzoo.utils.storage import StorageError
     options["from_scratch"] = args.from_scratch
     options["overwrite"] = args.overwrite
     options["extend_schedule"] = args.extend_schedule
@@ -111,7 +112,7 @@ def run(args):
     try:
         summary = pretrain(args.preset, _corpus(args), args.output,
                            config=args.config, **options)
-    except (PretrainingError, CorpusError) as error:
+    except (PretrainingError, CorpusError, StorageError) as error:
         raise CommandError(str(error)) from None
     resumed = (f", resumed from step {summary['resumed_from']}"
                if summary["resumed_from"] is not None else "")

@@ -83,6 +83,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.corpus import remote
 from kzoo.corpus.merge import finalize, merge_if_complete, merge_parts
 from kzoo.corpus.output_folder import (check_output, clean_shards,
                                        listed_shards, locked,
@@ -101,6 +102,7 @@ from kzoo.corpus.partition import all_pieces, group_units, split_parts
 from kzoo.corpus.sources import find_sources, source_record
 from kzoo.corpus.tokenizer_hash import tokenizer_hash
 from kzoo.corpus.tokenizing import run_units
+from kzoo.utils import storage
 
 __all__ = ["DEFAULT_SHARD_TOKENS", "describe", "merge_parts",
            "parse_part", "prepare_corpus"]
@@ -122,8 +124,11 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
     Args:
         inputs: files, folders (searched recursively) or glob patterns of
             `.txt`, `.jsonl`, `.txt.gz`, `.jsonl.gz`, `.parquet` files, and
-            Hugging Face dataset folders (`kzoo/corpus/readers.py`).
-        output: the corpus folder to write.
+            Hugging Face dataset folders (`kzoo/corpus/readers.py`); each
+            a local path or a URL (`s3://`, `gs://`, `hf://`: copied into
+            the local cache first, `kzoo/corpus/remote.py`).
+        output: the corpus folder to write, or a URL to commit it to
+            (prepared locally, then uploaded with a commit marker last).
         tokenizer: a kzoo `Tokenizer`, or a preset name or folder whose
             tokenizer to use.
         documents: `"blank-lines"` (blank lines separate a `.txt` file's
@@ -165,6 +170,52 @@ def prepare_corpus(inputs, output, tokenizer, *, documents="blank-lines",
     print(summary["tokens"], corpus.num_documents)
     ```
     """
+    if storage.is_url(output) or any(
+            storage.is_url(item) for item in
+            ([inputs] if isinstance(inputs, (str, Path)) else inputs)):
+        return _prepare_with_urls(
+            inputs, output, tokenizer, documents=documents, text=text,
+            text_field=text_field, shard_tokens=shard_tokens,
+            validation_documents=validation_documents,
+            deduplicate=deduplicate, processes=processes, part=part,
+            overwrite=overwrite, progress=progress)
+    return _prepare(
+        inputs, output, tokenizer, documents=documents, text=text,
+        text_field=text_field, shard_tokens=shard_tokens,
+        validation_documents=validation_documents,
+        deduplicate=deduplicate, processes=processes, part=part,
+        overwrite=overwrite, progress=progress)
+
+
+def _prepare_with_urls(inputs, output, tokenizer, *, part, progress,
+                       **options):
+    """`prepare_corpus` where an input or the output is a URL
+    (`kzoo/corpus/remote.py`): the output's access is checked and the
+    inputs fetched before any work, the corpus prepared locally and,
+    unless up to date, committed to the URL."""
+    url = str(output) if storage.is_url(output) else None
+    part = parse_part(part)
+    # The arguments' own errors before any download or upload.
+    check_options(options["documents"], options["text"],
+                  options["text_field"], options["shard_tokens"],
+                  options["validation_documents"])
+    check_processes(options["processes"])
+    if url is not None:
+        output = remote.staging_folder(url, part)
+    inputs = remote.local_inputs(inputs)
+    summary = _prepare(inputs, output, tokenizer, part=part,
+                       progress=progress and "bar", **options)
+    if url is not None and not summary["up_to_date"]:
+        remote.publish(Path(output), url)
+    if progress is True:
+        print(f"{url or output} is up to date." if summary["up_to_date"]
+              else describe(summary), file=sys.stderr)
+    return summary
+
+
+def _prepare(inputs, output, tokenizer, *, documents, text, text_field,
+             shard_tokens, validation_documents, deduplicate, processes,
+             part, overwrite, progress):
     started = time.perf_counter()
     options = check_options(documents, text, text_field, shard_tokens,
                              validation_documents)

@@ -39,6 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from kzoo.pretraining import checkpoints, rng
+from kzoo.utils import storage
+from kzoo.utils.storage import is_url
 from kzoo.pretraining.corpus_identity import corpus_record
 from kzoo.pretraining.config import (
     PretrainingError, identity, read_config_file, resolve_options,
@@ -81,7 +83,10 @@ def pretrain(preset, corpus, output, config=None, **options):
             (`kzoo.pretraining.streams.mixture`).
         output: the run's folder (checkpoints, metrics.jsonl, tensorboard/,
             and at the end preset/). Running again with the same options
-            resumes from its last checkpoint.
+            resumes from its last checkpoint. A URL (`s3://`, `gs://`,
+            `hf://`) keeps them there: checkpoints and the preset are
+            committed with a marker, and a resume takes the newest
+            committed checkpoint (`kzoo/pretraining/remote_output.py`).
         config: a JSON/TOML/YAML file of options; `options` win over it.
         **options: see `kzoo.pretraining.config.OPTIONS` (`max_steps` is
             required).
@@ -100,6 +105,11 @@ def pretrain(preset, corpus, output, config=None, **options):
                               else "arguments")
     corpus = run_corpus(corpus, options, f"config file {config}" if config
                         else "arguments")
+    remote = None
+    if is_url(output):
+        from kzoo.pretraining.remote_output import RemoteOutput
+        remote = RemoteOutput(output)
+        output = remote.cache
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise PretrainingError(f"OUTPUT {output} is a file; give a folder.")
@@ -114,9 +124,12 @@ def pretrain(preset, corpus, output, config=None, **options):
         contextlib.nullcontext()
     with lock:
         try:
-            return Run(preset, corpus, output, options, engine,
+            # A URL's newest committed checkpoint, in a local folder.
+            folder = output if remote is None else remote.pull(
+                engine.index, engine.chief)
+            return Run(preset, corpus, folder, options, engine,
                        source=f"config file {config}" if config
-                       else "arguments").train()
+                       else "arguments", remote=remote).train()
         except BaseException:
             if engine.chief:
                 _leave_no_trace(output, created, lock_existed)
@@ -140,9 +153,11 @@ class Run:
     """One pretraining run (what `pretrain` builds and trains)."""
 
     def __init__(self, preset, corpus, output, options, engine=None,
-                 source="arguments"):
+                 source="arguments", remote=None):
         from kzoo.pretraining.engines import Engine
         self.engine = engine or Engine()
+        # A URL OUTPUT (remote_output.py): `output` is its local folder.
+        self.remote = remote
         self.preset = preset
         # [[path, weight], ...]: one corpus, or a mixture's.
         self.corpus_entries = run_corpus(corpus, {}, source)
@@ -218,6 +233,9 @@ class Run:
                      TENSORBOARD_FOLDER):
             shutil.rmtree(self.output / name, ignore_errors=True)
         self.metrics_path.unlink(missing_ok=True)
+        if self.remote is not None:
+            self.remote.remove_run((PRESET_FOLDER, TENSORBOARD_FOLDER,
+                                    checkpoints.METRICS))
         return None
 
     def _other_run_message(self, folder, state, theirs, run_identity,
@@ -510,7 +528,8 @@ class Run:
         }
         metrics.interval_losses = []
         if self.engine.chief:
-            checkpoints.write_checkpoint(self.output, step, arrays, state)
+            folder = checkpoints.write_checkpoint(self.output, step, arrays,
+                                                  state)
             checkpoints.prune(self.output, self.options["keep_checkpoints"])
         self.engine.barrier(f"checkpoint {step}")
 
@@ -532,6 +551,10 @@ class Run:
                 latest += 1
                 mine = latest
                 self.stream.restore(copy.deepcopy(start))
+            if self.remote is not None:
+                self.remote.publish_checkpoint(
+                    folder, self.metrics_path,
+                    self.options["keep_checkpoints"])
             index = first
             while True:
                 with self.feed_lock:
@@ -639,7 +662,15 @@ class Run:
                 if trained and seconds > 0 else None),
             "recipe": {name: options[name] for name in RECIPE_OPTIONS},
             "evaluation": self.evaluations[-1] if self.evaluations else None,
-            "preset": str(preset_dir), "output": str(self.output),
+            if self.remote is not None:
+                self.remote.publish_folder(self.tensorboard_dir,
+                                           TENSORBOARD_FOLDER)
+                preset_dir = self.remote.publish_folder(preset_dir,
+                                                        PRESET_FOLDER)
+        elif self.remote is not None:
+            preset_dir = storage.join(self.remote.url, PRESET_FOLDER)
+            "preset": str(preset_dir),
+            "output": self.remote.url if self.remote else str(self.output),
             "parameters": self.parameters,
             "process_index": engine.index, "process_count": engine.count,
         }
