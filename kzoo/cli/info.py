@@ -1,7 +1,8 @@
 """`kzoo info PRESET`: what a preset is, before loading it: its model and
-size, its files, its generation settings, where its weights come from,
-and what a download of them resolved to (the commit and each file's
-sha256, recorded at download time).
+size, its files, its generation settings, the pretraining recipe `kzoo
+pretrain` would train it with (its family's, for its size), where its
+weights come from, and what a download of them resolved to (the commit
+and each file's sha256, recorded at download time).
 
 It reads JSON only: no Keras, no backend (kzoo.cli's `BACKENDS`), except
 for an `hf://` reference or a Hugging Face folder, which are converted
@@ -65,6 +66,13 @@ def run(args):
     if generation is not None:
         print(f"  generation ({GENERATION}): " + ", ".join(
             f"{key} {value}" for key, value in generation.items()))
+    recipe = _pretraining_recipe(meta, entry)
+    if recipe is not None:
+        from kzoo.pretraining.recipes import recipe_line
+        size = "" if recipe["size"] == "all" else f", {recipe['size']} size"
+        print(f"  pretraining recipe (kzoo pretrain's default{size}): "
+              f"{recipe_line(recipe)}")
+        print(f"    from: {recipe['recipe_source']}")
     print("  weights: " + _weights_origin(preset))
     downloaded = _download_record(preset)
     if downloaded is not None:
@@ -78,6 +86,14 @@ def run(args):
 def _generation(preset):
     """The preset's generation settings (its generation.json), or None."""
     return preset.json(GENERATION) if preset.has(GENERATION) else None
+
+
+def _pretraining_recipe(meta, entry):
+    """The family's pretraining recipe for the preset's width
+    (`kzoo.pretraining.recipes.size_recipe`: a table, no Keras), or
+    None for a family without one."""
+    from kzoo.pretraining.recipes import size_recipe
+    return size_recipe(meta.get("family"), entry["config"].get("hidden_dim"))
 
 
 def _download_record(preset):
@@ -118,6 +134,7 @@ def _as_json(preset, meta, entry):
                     str(cached) if cached.is_file() else None),
         "source": meta.get("source"),
         "generation": _generation(preset),
+        "pretraining_recipe": _pretraining_recipe(meta, entry),
         "downloaded": _download_record(preset),
     }
 

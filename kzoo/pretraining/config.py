@@ -60,6 +60,11 @@ OPTIONS = {
                   "(0: no clipping; default: the recipe's)"),
     "weight_decay": (None, float, "decoupled weight decay, norms and "
                      "biases spared (default: the recipe's)"),
+    "mask_rate": (None, float, "the share the objective masks: tokens "
+                  "selected for prediction (BERT's 15%), T5's noise "
+                  "density, the words BART infills (30%); default: the "
+                  "family's recipe; Cramming and 'Should You Mask 15%' "
+                  "train BERTs at 0.4"),
     "pretraining_dropout": (None, float, "the backbone's dropout rates "
                             "while pretraining from scratch (Cramming: 0; "
                             "default: the preset's)"),
@@ -95,7 +100,8 @@ IDENTITY = ("objective", "objective_options", "from_scratch",
             "batch_size", "sequence_length", "learning_rate",
             "warmup_steps", "weight_decay", "gradient_accumulation_steps",
             "dtype", "seed", "optimizer", "schedule", "beta_1", "beta_2",
-            "epsilon", "clip_norm", "pretraining_dropout", "model")
+            "epsilon", "clip_norm", "pretraining_dropout", "model",
+            "mask_rate")
 
 DTYPES = ("float32", "mixed_bfloat16")
 # kzoo.training.OPTIMIZER_ARGUMENTS' and kzoo.pretraining.schedule.SHAPES'
@@ -173,6 +179,10 @@ def resolve_options(given, source="arguments"):
         if options[name] is not None and not 0 <= options[name] < 1:
             raise PretrainingError(
                 f"{name} must be in [0, 1); got {options[name]} ({source}).")
+    if options["mask_rate"] is not None and not 0 < options["mask_rate"] < 1:
+        raise PretrainingError(
+            f"mask_rate must be between 0 and 1 (a share, e.g. 0.15 or "
+            f"0.4); got {options['mask_rate']} ({source}).")
     for name in ("weight_decay", "clip_norm", "warmup_steps"):
         if options[name] is not None and options[name] < 0:
             raise PretrainingError(f"{name} must be >= 0 ({source}).")

@@ -34,6 +34,10 @@ class Objective:
             BatchStream`.
         options: the objective's own options and their defaults (e.g.
             `{"masking": None}`), passed to both makers.
+        mask_rate_option: the option among `options` that holds the
+            share it masks (`"mask_selection_rate"`, T5's and BART's
+            `"noise_density"`), which `mask_rate` sets; None for an
+            objective that masks nothing (a language model's).
     """
 
     name: str
@@ -42,6 +46,7 @@ class Objective:
     make_task: Callable
     make_stream: Callable
     options: dict = dataclasses.field(default_factory=dict)
+    mask_rate_option: str = None
 
 
 def register_objective(objective):

@@ -5,10 +5,10 @@ A recipe is the optimizer and its numbers as the family's original was
 pretrained: the optimizer, beta_1/beta_2, epsilon, the peak learning rate
 for the model's size, the warmup over the original's number of steps, the
 schedule's shape, global-norm gradient clipping, weight decay, and the
-share of tokens the objective masks (shown, set by the objective's
-preprocessor). Every value below names where it comes from; where the
-original's pretraining code or numbers are not public, the entry says so
-and says what stands in for them.
+share the objective masks (`mask_rate`: the tokens a masked LM selects,
+T5's noise density, the words BART infills). Every value below names
+where it comes from; where the original's pretraining code or numbers
+are not public, the entry says so and says what stands in for them.
 
 Warmup. The originals warmed up over W of their T steps (BERT: 10,000 of
 1,000,000). A run of `max_steps` < T warms up over the same share,
@@ -36,12 +36,14 @@ import math
 class Size:
     """One published size: models whose hidden width is at most
     `max_hidden` take its `learning_rate` (and its warmup of
-    `warmup_steps` over `total_steps`, where the sizes differ)."""
+    `warmup_steps` over `total_steps`, and its `masking_rate`, where the
+    sizes differ)."""
     name: str
     max_hidden: float
     learning_rate: float
     warmup_steps: int = None
     total_steps: int = None
+    masking_rate: float = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +137,8 @@ RECIPES = {recipe.family: recipe for recipe in [
                "paper 4.1 (LAMB, lr 0.00176, n-gram masking)"),
     Recipe(
         "electra", "adamw",
-        (Size("small", 256, 5e-4), Size("base", INF, 2e-4)),
+        (Size("small", 256, 5e-4), Size("base", 768, 2e-4),
+         Size("large", INF, 2e-4, masking_rate=0.25)),
         warmup_steps=10_000, total_steps=1_000_000, schedule="linear",
         weight_decay=0.01, clip_norm=1.0, beta_1=0.9, beta_2=0.999,
         epsilon=1e-6, masking_rate=0.15,
@@ -266,7 +269,10 @@ def resolve_recipe(family, hidden, options):
         if resolved["schedule"] == recipe.schedule else 0.0
     resolved["optimizer_arguments"] = dict(recipe.optimizer_arguments) \
         if resolved["optimizer"] == recipe.optimizer else {}
-    resolved["masking_rate"] = recipe.masking_rate
+    masking = size.masking_rate or recipe.masking_rate
+    given = options.get("mask_rate")
+    resolved["mask_rate"] = masking if given is None else given
+    resolved["masking_rate"] = resolved["mask_rate"]
     resolved["size"] = size.name
     resolved["recipe_source"] = recipe.source
     return resolved
@@ -283,12 +289,59 @@ def describe(family):
         warmup = f"warmup {recipe.warmup_steps:,}/{recipe.total_steps:,}"
     else:
         warmup = "no warmup"
-    parts = [recipe.optimizer, f"lr {rates}", recipe.schedule, warmup]
-    if recipe.beta_1 is not None:
-        parts.append(f"beta {recipe.beta_1:g}/{recipe.beta_2:g}")
-    if recipe.epsilon is not None:
-        parts.append(f"eps {recipe.epsilon:g}")
-    parts.append(f"clip {recipe.clip_norm:g}" if recipe.clip_norm
-                 else "no clipping")
-    parts.append(f"wd {recipe.weight_decay:g}")
+    parts = [recipe.optimizer, f"lr {rates}", recipe.schedule, warmup,
+             *_optimizer_parts(vars(recipe))]
+    if recipe.masking_rate is not None:
+        parts.append(f"mask {recipe.masking_rate:g}" + "".join(
+            f" ({s.name} {s.masking_rate:g})" for s in recipe.sizes
+            if s.masking_rate is not None))
     return f"{family}: " + ", ".join(parts)
+
+
+def _optimizer_parts(values):
+    """The betas, epsilon, clipping and decay of a recipe, in words."""
+    parts = []
+    if values.get("beta_1") is not None:
+        parts.append(f"beta {values['beta_1']:g}/{values['beta_2']:g}")
+    if values.get("epsilon") is not None:
+        parts.append(f"eps {values['epsilon']:g}")
+    parts.append(f"clip {values['clip_norm']:g}" if values.get("clip_norm")
+                 else "no clipping")
+    parts.append(f"wd {values['weight_decay']:g}")
+    return parts
+
+
+def size_recipe(family, hidden):
+    """The recipe `kzoo pretrain` trains a model of `family` and width
+    `hidden` with by default, as the original ran it (its warmup of W of
+    T steps; a run of N < T steps warms up over the same share): a dict
+    for `kzoo info`, or None for a family without a recipe. Reads no
+    Keras (`kzoo info` runs without a backend)."""
+    recipe = RECIPES.get(family)
+    if recipe is None:
+        return None
+    size = recipe.size_for(hidden)
+    total = size.total_steps or recipe.total_steps
+    values = resolve_recipe(family, hidden, {"max_steps": total})
+    values["warmup_fraction"] = recipe.warmup_fraction
+    values["total_steps"] = None if recipe.warmup_fraction is not None \
+        else total
+    if recipe.warmup_fraction is not None:
+        values["warmup_steps"] = None
+    return values
+
+
+def recipe_line(values):
+    """`size_recipe`'s dict in one line."""
+    if values["warmup_fraction"] is not None:
+        warmup = f"warmup {values['warmup_fraction']:.0%} of the steps"
+    elif values["warmup_steps"]:
+        warmup = (f"warmup {values['warmup_steps']:,} of "
+                  f"{values['total_steps']:,} steps")
+    else:
+        warmup = "no warmup"
+    parts = [values["optimizer"], f"lr {values['learning_rate']:g}",
+             values["schedule"], warmup, *_optimizer_parts(values)]
+    if values["mask_rate"] is not None:
+        parts.append(f"mask {values['mask_rate']:g}")
+    return ", ".join(parts)

@@ -62,7 +62,7 @@ RECIPE_OPTIONS = ("optimizer", "learning_rate", "schedule", "warmup_steps",
 # do not depend on the run's length: raising --max-steps just goes on.
 DECAYING = ("linear", "cosine", "one_cycle")
 # Identity entries older checkpoints lack: not compared when absent.
-NEWER_IDENTITY = ("corpus",)
+NEWER_IDENTITY = ("corpus", "mask_rate")
 
 PRESET_FOLDER = "preset"
 TENSORBOARD_FOLDER = "tensorboard"
@@ -355,7 +355,7 @@ class Run:
                     self.build_preset,
                     load_weights=not options["from_scratch"],
                     sequence_length=options["sequence_length"],
-                    **{**objective.options, **options["objective_options"]})
+                    **objective_arguments(objective, options))
         finally:
             keras.config.set_dtype_policy(previous_policy)
         with self.engine.scope():
@@ -443,7 +443,7 @@ class Run:
             objective, task, corpus, options["batch_size"], seed,
             self.engine.index, self.engine.count, options["draw_groups"],
             options["sequence_length"],
-            **{**objective.options, **options["objective_options"]})
+            **objective_arguments(objective, options))
 
     def _check_corpus_size(self, corpus):
         options = self.options
@@ -660,7 +660,8 @@ class Run:
             "tokens_per_second": (
                 sum(r["tokens"] for r in trained) / seconds
                 if trained and seconds > 0 else None),
-            "recipe": {name: options[name] for name in RECIPE_OPTIONS},
+            "recipe": {name: options[name]
+                       for name in RECIPE_OPTIONS + ("mask_rate",)},
             "evaluation": self.evaluations[-1] if self.evaluations else None,
             if self.remote is not None:
                 self.remote.publish_folder(self.tensorboard_dir,
@@ -787,6 +788,10 @@ def resolve_recipe_options(preset, options, source="arguments"):
         raise PretrainingError(f"{preset}: {error}") from None
     resolved = {**options, **{name: recipe[name]
                               for name in RECIPE_OPTIONS}}
+    resolved["mask_rate"] = objective_mask_rate(
+        _objective_of(family_of(backbone_cls), options, preset), options,
+        recipe["mask_rate"], source)
+    recipe["masking_rate"] = resolved["mask_rate"]
     if resolved["clip_norm"] == 0:  # --clip-norm 0: none
         resolved["clip_norm"] = None
     takes = OPTIMIZER_ARGUMENTS[resolved["optimizer"]]
@@ -817,6 +822,48 @@ def resolve_recipe_options(preset, options, source="arguments"):
             "--warmup-steps steps and decays after; give --warmup-steps >= "
             "1.")
     return resolved, recipe, overrides
+
+
+def _objective_of(family, options, preset):
+    from kzoo.pretraining.objectives import find_objective
+    import kzoo.pretraining.streams  # noqa: F401 - registers them
+    try:
+        return find_objective(family, options["objective"])
+    except ValueError as error:
+        raise PretrainingError(f"{preset}: {error}") from None
+
+
+def objective_mask_rate(objective, options, recipe_rate, source):
+    """The share the run's objective masks (`mask_rate`): the option,
+    else the config file's `objective_options` entry of that name, else
+    the family's recipe (`recipe_rate`, the option folded in); None for
+    an objective that masks nothing, which refuses the option."""
+    name, given = objective.mask_rate_option, options["mask_rate"]
+    if name is None:
+        if given is not None:
+            raise PretrainingError(
+                f"--mask-rate ({source}): the {objective.name} objective "
+                "masks nothing; drop --mask-rate.")
+        return None
+    own = options["objective_options"].get(name)
+    if own is None:
+        return recipe_rate
+    if given is not None:
+        raise PretrainingError(
+            f"--mask-rate and objective_options' {name} ({source}) both "
+            "set the share masked; give it once, as --mask-rate.")
+    return own
+
+
+def objective_arguments(objective, options):
+    """The objective's options for its makers: its defaults, the config
+    file's `objective_options` over them, and the run's `mask_rate` under
+    the objective's own name for it."""
+    arguments = {**objective.options, **options["objective_options"]}
+    if objective.mask_rate_option is not None and \
+            options.get("mask_rate") is not None:
+        arguments[objective.mask_rate_option] = options["mask_rate"]
+    return arguments
 
 
 def resolved_run_options(preset, config=None, **options):

@@ -92,7 +92,8 @@ class ElectraStream(EncoderStream):
         return {"segments": segments}
 
 
-def make_task(preset, load_weights, sequence_length, generator_preset="auto"):
+def make_task(preset, load_weights, sequence_length, generator_preset="auto",
+              mask_selection_rate=None):
     return build_task(family_task_class(preset, "ElectraPretrainer"), preset,
                       load_weights, sequence_length,
                       generator_preset=generator_preset)
@@ -100,9 +101,11 @@ def make_task(preset, load_weights, sequence_length, generator_preset="auto"):
 
 def make_stream(task, corpus, batch_size, seed, process_index,
                 process_count, draw_groups, sequence_length,
-                generator_preset="auto"):
+                generator_preset="auto", mask_selection_rate=None):
     return ElectraStream(
-        corpus, masking_preprocessor(task, corpus, sequence_length),
+        corpus, masking_preprocessor(
+            task, corpus, sequence_length,
+            mask_selection_rate=mask_selection_rate),
         batch_size, seed=seed, process_index=process_index,
         process_count=process_count, draw_groups=draw_groups)
 
@@ -114,4 +117,5 @@ RTD = register_objective(Objective(
     families=families_with_objective("rtd"),
     make_task=make_task,
     make_stream=make_stream,
-    options={"generator_preset": "auto"}))
+    options={"generator_preset": "auto", "mask_selection_rate": None},
+    mask_rate_option="mask_selection_rate"))

@@ -68,15 +68,18 @@ class FullSentencesStream(EncoderStream):
         return {"segments": (content,)}
 
 
-def make_task(preset, load_weights, sequence_length, masking=None):
+def make_task(preset, load_weights, sequence_length, masking=None,
+              mask_selection_rate=None):
     return build_task(masked_lm_task_class(preset, masking), preset,
                       load_weights, sequence_length)
 
 
 def make_stream(task, corpus, batch_size, seed, process_index,
-                process_count, draw_groups, sequence_length, masking=None):
-    preprocessor = masking_preprocessor(task, corpus, sequence_length,
-                                        masking=masking)
+                process_count, draw_groups, sequence_length, masking=None,
+                mask_selection_rate=None):
+    preprocessor = masking_preprocessor(
+        task, corpus, sequence_length, masking=masking,
+        mask_selection_rate=mask_selection_rate)
     if task_adapt(task) is not None and preprocessor.masking != "span":
         raise ValueError(
             f"{type(task).__name__} trains on span masking; got "
@@ -94,4 +97,5 @@ MLM = register_objective(Objective(
     families=families_with_objective("mlm"),
     make_task=make_task,
     make_stream=make_stream,
-    options={"masking": None}))
+    options={"masking": None, "mask_selection_rate": None},
+    mask_rate_option="mask_selection_rate"))

@@ -196,15 +196,17 @@ class SentencePairStream(EncoderStream):
 
 def _objective(name, pretrainer, sentence_task, description):
     def make_task(preset, load_weights, sequence_length, masking=None,
-                  short_seq_prob=SHORT_SEQ_PROB):
+                  short_seq_prob=SHORT_SEQ_PROB, mask_selection_rate=None):
         return build_task(family_task_class(preset, pretrainer), preset,
                           load_weights, sequence_length)
 
     def make_stream(task, corpus, batch_size, seed, process_index,
                     process_count, draw_groups, sequence_length,
-                    masking=None, short_seq_prob=SHORT_SEQ_PROB):
-        preprocessor = masking_preprocessor(task, corpus, sequence_length,
-                                            masking=masking)
+                    masking=None, short_seq_prob=SHORT_SEQ_PROB,
+                    mask_selection_rate=None):
+        preprocessor = masking_preprocessor(
+            task, corpus, sequence_length, masking=masking,
+            mask_selection_rate=mask_selection_rate)
         return SentencePairStream(
             corpus, preprocessor, batch_size, sentence_task,
             short_seq_prob=short_seq_prob, seed=seed,
@@ -215,7 +217,9 @@ def _objective(name, pretrainer, sentence_task, description):
         name=name, description=description,
         families=families_with_objective(name),
         make_task=make_task, make_stream=make_stream,
-        options={"masking": None, "short_seq_prob": SHORT_SEQ_PROB}))
+        options={"masking": None, "short_seq_prob": SHORT_SEQ_PROB,
+                 "mask_selection_rate": None},
+        mask_rate_option="mask_selection_rate"))
 
 
 MLM_NSP = _objective(

@@ -119,15 +119,17 @@ def make_task(preset, load_weights=True, sequence_length=None, **options):
 
 def make_stream(task, corpus, batch_size, seed=0, process_index=0,
                 process_count=1, draw_groups=None, sequence_length=None,
-                recipe="paper"):
+                recipe="paper", noise_density=None):
     preprocessor_cls = type(task).preprocessor_cls
     if not hasattr(preprocessor_cls, "noise"):
         raise ValueError(
             f"The 'denoising' objective needs a denoising task; got a "
             f"{type(task).__name__}.")
     length = sequence_length or SEQUENCE_LENGTH
+    # noise_density None: the recipe's (30% of the words).
     preprocessor = corpus_preprocessor(task, corpus, sequence_length=length,
-                                       recipe=recipe)
+                                       recipe=recipe,
+                                       noise_density=noise_density)
     return DenoisingStream(
         corpus, preprocessor,
         **stream_arguments(batch_size, seed, process_index, process_count,
@@ -142,4 +144,5 @@ OBJECTIVE = register_objective(Objective(
     families=families_with_objective("denoising"),
     make_task=make_task,
     make_stream=make_stream,
-    options={"recipe": "paper"}))
+    options={"recipe": "paper", "noise_density": None},
+    mask_rate_option="noise_density"))

@@ -120,4 +120,5 @@ OBJECTIVE = register_objective(Objective(
     families=families_with_objective("span_corruption"),
     make_task=make_task,
     make_stream=make_stream,
-    options={"noise_density": 0.15, "mean_noise_span_length": 3.0}))
+    options={"noise_density": 0.15, "mean_noise_span_length": 3.0},
+    mask_rate_option="noise_density"))
