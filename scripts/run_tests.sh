@@ -22,6 +22,19 @@
 # pass's JUnit XML to DIR/<backend>.xml, from which that table is remade.
 set -u
 cd "$(dirname "$0")/.."
+# Compiled bytecode for every interpreter a pass starts: its workers, the
+# warm servers (tests/warm_python.py) and the fresh processes the guides,
+# scripts, launchers and CLI tests start (some 40 in the torch pass).
+# With PYTHONDONTWRITEBYTECODE set (some sandboxes set it) none is ever
+# cached, and each of them compiled TensorFlow, torch, jax and
+# transformers from source again: ~7 s of CPU apiece (.ci/run: the first
+# import of kzoo takes ~15 s, a compiled one ~8 s). The caches go to a
+# folder outside the checkout and the venv instead (PYTHONPYCACHEPREFIX;
+# set it yourself to choose the folder).
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+    unset PYTHONDONTWRITEBYTECODE
+    export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/kzoo-test-pycache}
+fi
 status=0
 summary=""
 backends=(${KZOO_TEST_BACKENDS:-torch jax tensorflow})
