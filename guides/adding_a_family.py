@@ -67,7 +67,7 @@ keras.utils.set_random_seed(0)
 | declaration (model types, pretraining objectives) | `FAMILY = Family(...)` in `kzoo/models/<family>/__init__.py`, the family's name in `FAMILIES` (`kzoo/core/families.py`) | `model_types=("roberta",)`, `objectives=("mlm",)` |
 | model parallelism | the backbone's `layout_rules()` | `transformer_rules()` |
 | presets | `presets/<name>/`, written by `scripts/make_presets.py` from the family's rows in `scripts/preset_table.py` (the real released configs, tokenizer files with provenance) | `roberta_base_en`, ... |
-| tests | `tests/models/<family>/`, `tests/convert/test_<family>_parity.py`, `tests/<family>_testing.py` (tiny configs) | |
+| tests | `tests/models/<family>/`: its tests, its parity test `test_<family>_parity.py`, its helpers `<family>_testing.py` (tiny configs, its `REFERENCE` for the tests over every family) | |
 | documentation | a row of the README's families table, `docs/api/models/<family>.md` (one `:::` line per public name), a line in `mkdocs.yml` | |
 
 What an installed kzoo says about RoBERTa:
@@ -534,7 +534,7 @@ because they run over every registered class:
 |---|---|
 | `tests/helpers.py` `check_backbone` | config round trip, variable lengths, `predict` on arrays and `tf.data`, preset round trip |
 | `check_task`, `check_task_preset`, `check_preset` | fit/predict on raw strings, task presets with their heads, named presets |
-| `tests/convert/test_<family>_parity.py` | every head against `transformers` on random odd configs, <= 1e-5 on every backend; HF -> kzoo -> HF bit-exact |
+| `tests/models/<family>/test_<family>_parity.py` | every head against `transformers` on random odd configs, <= 1e-5 on every backend; HF -> kzoo -> HF bit-exact |
 | `tests/bad_input/` | every argument's bad values (from its `argument_spec`), bad inputs, damaged preset files |
 | `tests/models/test_keras_saving.py`, `test_preprocessor_contract.py`, `test_tokenizer_contract.py` | `.keras` saving, the preprocessor and tokenizer contracts, for every registered class |
 | `tests/convert/test_converter_table.py`, `test_import_graph.py` | the `model_type` table, and that `kzoo.models` never imports `kzoo.convert` |
@@ -546,7 +546,7 @@ Run them one backend at a time, for example:
 ```bash
 for backend in tensorflow jax torch; do
   KERAS_BACKEND=$backend python -m pytest -q tests/models/<family> \\
-      tests/convert/test_<family>_parity.py tests/bad_input \\
+      tests/bad_input \\
       tests/models/test_keras_saving.py tests/convert/test_converter_table.py
 done
 ```

@@ -26,7 +26,11 @@ BACKENDS = ("jax", "tensorflow", "torch")
 
 
 def parity_tests(families):
-    tests = sorted((ROOT / "tests" / "convert").glob("test_*_parity.py"))
+    # Each family's in its test folder; the ones across families (the
+    # generic heads, question answering) with the conversion tests.
+    tests = sorted([*(ROOT / "tests" / "models").glob("*/test_*_parity.py"),
+                    *(ROOT / "tests" / "convert").glob("test_*_parity.py")],
+                   key=lambda path: path.name)
     if families:
         tests = [t for t in tests if family_of(t.name) in families]
     return tests

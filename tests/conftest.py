@@ -29,8 +29,18 @@ os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 # the suite's tolerances). Set XLA_FLAGS yourself to override.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
                       "--xla_cpu_use_fusion_emitters=false")
-# Make `import helpers` work from every test folder.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Make `import helpers` work from every test folder, and the helper
+# modules that sit with the tests they serve: the conversion tests'
+# (tests/convert: convert_helpers, parity_harness) and each family's
+# (tests/models/<family>/<family>_testing.py, beside its tests: a family's
+# tests are one folder). Appended, so that no module name of a test folder
+# hides an installed one; pytest's rootdir import mode needs every test
+# and helper basename unique anyway.
+_TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(_TESTS))
+sys.path += [str(_TESTS / "convert"), *sorted(
+    str(folder) for folder in (_TESTS / "models").iterdir()
+    if folder.is_dir() and folder.name != "__pycache__")]
 
 keras = kzoo = None  # imported by `pytest_configure`, where tests run
 

@@ -10,21 +10,9 @@ import numpy as np
 import pytest
 
 import kzoo
+from family_references import families_converting, reference
 from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
-from convert_helpers import make_hf_bert
-from convert_helpers import random_inputs as bert_inputs
-from test_albert_parity import make_hf_albert
-from test_albert_parity import random_inputs as albert_inputs
-from test_deberta_v3_parity import make_hf_deberta
-from test_deberta_v3_parity import random_inputs as deberta_inputs
-from test_distil_bert_parity import make_hf_distil_bert
-from test_distil_bert_parity import random_inputs as distil_bert_inputs
-from test_electra_parity import make_hf_electra
-from test_electra_parity import random_inputs as electra_inputs
-from test_roberta_parity import make_hf_roberta
-from test_roberta_parity import random_inputs as roberta_inputs
-from test_xlm_roberta_parity import CONFIGS as XLMR_CONFIGS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -36,29 +24,23 @@ transformers = pytest.importorskip("transformers")
 
 ATOL = 1e-5
 BATCH, CHOICES, SEQ = 2, 3, 9
-# family: (HF architecture prefix, make(architecture), inputs(config, n)).
-FAMILIES = {
-    "bert": ("Bert", lambda a: make_hf_bert(a, "odd36"),
-             lambda c, n: bert_inputs(c, batch=n, seq=SEQ)),
-    "albert": ("Albert", lambda a: make_hf_albert(a, "groups"),
-               lambda c, n: albert_inputs(c, batch=n, seq=SEQ)),
-    "roberta": ("Roberta", lambda a: make_hf_roberta(a, "odd36"),
-                lambda c, n: roberta_inputs(c, batch=n, seq=SEQ)),
-    "xlm_roberta": ("XLMRoberta", lambda a: make_hf_roberta(
-        a, "odd39", configs=XLMR_CONFIGS),
-        lambda c, n: roberta_inputs(c, batch=n, seq=SEQ)),
-    "distil_bert": ("DistilBert", lambda a: make_hf_distil_bert(a, "odd36"),
-                    lambda c, n: distil_bert_inputs(c, batch=n, seq=SEQ)),
-    "electra": ("Electra", lambda a: make_hf_electra(a, "odd36"),
-                lambda c, n: electra_inputs(c, batch=n, seq=SEQ)),
-    "deberta_v3": ("DebertaV2", lambda a: make_hf_deberta(a, "odd36"),
-                   lambda c, n: deberta_inputs(c, SEQ, batch=n)),
-}
 HEADS = {"ForTokenClassification": kzoo.TokenClassifier,
          "ForMultipleChoice": kzoo.MultipleChoice}
 HF_NAMES = {"token_ids": "input_ids", "padding_mask": "attention_mask",
             "segment_ids": "token_type_ids"}
-CASES = [(family, head) for family in FAMILIES for head in HEADS]
+# Every family whose converter reads the head, by its HF architecture
+# name (e.g. ("albert", "AlbertForMultipleChoice")); each family's odd
+# checkpoint and inputs are its REFERENCE (tests/family_references.py).
+CASES = [(family, architecture) for head in HEADS
+         for family, architecture in families_converting(head).items()]
+
+
+def test_every_family_with_the_generic_heads_is_covered():
+    """The families come from the converters: BERT's and its kin's."""
+    covered = {family for family, _ in CASES}
+    assert {"bert", "albert", "roberta", "xlm_roberta", "distil_bert",
+            "electra", "deberta_v3"} <= covered
+    assert not covered & {"gpt2", "t5", "bart", "elmo", "awd_lstm"}
 
 
 def hf_logits(model, inputs):
@@ -71,18 +53,17 @@ def hf_logits(model, inputs):
 def case_inputs(family, head, config):
     """Token classification: `(batch, seq)`; multiple choice: the same
     random rows as `(batch, choices, seq)`."""
-    make_inputs = FAMILIES[family][2]
+    make_inputs = reference(family).odd_inputs
     if head == "ForTokenClassification":
-        return make_inputs(config, 3)
-    rows = make_inputs(config, BATCH * CHOICES)
+        return make_inputs(config, 3, SEQ)
+    rows = make_inputs(config, BATCH * CHOICES, SEQ)
     return {k: v.reshape(BATCH, CHOICES, -1) for k, v in rows.items()}
 
 
-@pytest.mark.parametrize("family,head", CASES)
-def test_head_parity_and_round_trip(family, head, tmp_path):
-    prefix, make, _ = FAMILIES[family]
-    architecture = prefix + head
-    hf_model = make(architecture)
+@pytest.mark.parametrize("family,architecture", CASES)
+def test_head_parity_and_round_trip(family, architecture, tmp_path):
+    head = next(head for head in HEADS if architecture.endswith(head))
+    hf_model = reference(family).odd_model(architecture)
     folder = tmp_path / "hf"
     hf_model.save_pretrained(folder)
     inputs = case_inputs(family, head, hf_model.config)

@@ -3,9 +3,6 @@ checkpoint (num_labels=1) trains with MSE, a multi-label one with sigmoid
 cross-entropy, each loss equal to `transformers`' on the same batch; a
 one-class softmax is refused."""
 
-import sys
-from pathlib import Path
-
 import keras
 import numpy as np
 import pytest
@@ -14,8 +11,7 @@ import kzoo
 from kzoo.convert import export_hf
 from kzoo.utils.skip_init import initial_values_skipped
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
-from convert_helpers import make_hf_bert, random_inputs, save_hf  # noqa: E402
+from convert_helpers import make_hf_bert, random_inputs, save_hf
 
 import torch
 import transformers

@@ -12,6 +12,7 @@ converter, so its `dropout` is what kzoo makes of that checkpoint."""
 import pytest
 
 import kzoo
+from family_references import converter, families_converting, reference
 from kzoo.convert import converter_for_model_type
 
 # The reference is transformers' code; the check is of constructor
@@ -22,63 +23,39 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 HIDDEN_DROPOUT = 0.17
-BERT_LIKE = dict(vocab_size=64, hidden_size=8, num_hidden_layers=1,
-                 num_attention_heads=2, intermediate_size=16,
-                 max_position_embeddings=32,
-                 hidden_dropout_prob=HIDDEN_DROPOUT)
-# family: (HF config class, its fields, HF architecture prefix, kzoo
-# sequence classifier).
-FAMILIES = {
-    "bert": (transformers.BertConfig, BERT_LIKE, "Bert",
-             kzoo.BertTextClassifier),
-    "albert": (transformers.AlbertConfig, {**BERT_LIKE, "embedding_size": 4},
-               "Albert", kzoo.AlbertTextClassifier),
-    "electra": (transformers.ElectraConfig,
-                {**BERT_LIKE, "embedding_size": 8}, "Electra",
-                kzoo.ElectraTextClassifier),
-    "roberta": (transformers.RobertaConfig,
-                {**BERT_LIKE, "max_position_embeddings": 34,
-                 "type_vocab_size": 1}, "Roberta",
-                kzoo.RobertaTextClassifier),
-    "xlm_roberta": (transformers.XLMRobertaConfig,
-                    {**BERT_LIKE, "max_position_embeddings": 34,
-                     "type_vocab_size": 1},
-                    "XLMRoberta", kzoo.XLMRobertaTextClassifier),
-    "deberta_v3": (transformers.DebertaV2Config,
-                   {**BERT_LIKE, "relative_attention": True,
-                    "position_biased_input": False,
-                    "pos_att_type": ["p2c", "c2p"], "max_relative_positions":
-                    -1, "position_buckets": 8, "norm_rel_ebd": "layer_norm",
-                    "share_att_key": True, "type_vocab_size": 0},
-                   "DebertaV2", kzoo.DebertaV3TextClassifier),
-    "distil_bert": (transformers.DistilBertConfig,
-                    dict(vocab_size=64, dim=8, n_layers=1, n_heads=2,
-                         hidden_dim=16, max_position_embeddings=32,
-                         dropout=HIDDEN_DROPOUT), "DistilBert",
-                    kzoo.DistilBertTextClassifier),
-}
-# BART has no token classifier; its sequence classifier's head dropout is
-# `classifier_dropout` (0.0), not the model's `dropout`.
-SEQUENCE_FAMILIES = {
-    **FAMILIES,
-    "bart": (transformers.BartConfig,
-             dict(vocab_size=64, d_model=8, encoder_layers=1,
-                  decoder_layers=1, encoder_attention_heads=2,
-                  decoder_attention_heads=2, encoder_ffn_dim=16,
-                  decoder_ffn_dim=16, max_position_embeddings=32,
-                  dropout=HIDDEN_DROPOUT), "Bart", kzoo.BartTextClassifier),
-}
+# Every family whose converter reads the task, by its HF architecture
+# name; each family's tiny config is its REFERENCE
+# (tests/family_references.py).
+TOKEN_CLASSIFIERS = families_converting("ForTokenClassification")
+SEQUENCE_CLASSIFIERS = families_converting("ForSequenceClassification")
 
 
-def hf_model(config_cls, fields, architecture):
-    config = config_cls(**fields, num_labels=3)
+def test_the_families_come_from_the_converters():
+    """BERT's kin have both heads; BART and GPT-2 a sequence classifier
+    only; T5 neither."""
+    assert {"bert", "albert", "electra", "roberta", "xlm_roberta",
+            "deberta_v3", "distil_bert"} <= set(TOKEN_CLASSIFIERS)
+    assert set(TOKEN_CLASSIFIERS) | {"bart", "gpt2"} <= \
+        set(SEQUENCE_CLASSIFIERS)
+    assert not {"bart", "gpt2", "t5"} & set(TOKEN_CLASSIFIERS)
+    assert "t5" not in SEQUENCE_CLASSIFIERS
+
+
+def hf_model(family, architecture, dropout=HIDDEN_DROPOUT):
+    """transformers' `architecture` of the family's tiny config."""
+    model_type = converter(family).model_types[0]
+    config = transformers.AutoConfig.for_model(
+        model_type, **reference(family).tiny_config(dropout), num_labels=3)
     return getattr(transformers, architecture)(config).eval(), config
 
 
 def head_dropout(model):
     """The rate of the dropout right before the HF model's classifier
-    (0.0 when it has none)."""
-    head = getattr(model, "classification_head", None) or model.classifier
+    (0.0 when it has none: GPT-2's `score` reads the last state as it
+    is)."""
+    head = next(getattr(model, name) for name in
+                ("classification_head", "classifier", "score")
+                if hasattr(model, name))
     dropout = getattr(head, "dropout", None) or getattr(model, "dropout",
                                                         None)
     return 0.0 if dropout is None else float(dropout.p)
@@ -90,20 +67,19 @@ def kzoo_backbone(config):
     return backbone_cls(**converter.backbone_kwargs(config.to_dict()))
 
 
-def original_and_backbone(family, head, families=FAMILIES):
+def original_and_backbone(family, architecture):
     """`(the dropout rate before transformers' classifier in
-    `<family>For<head>`, a kzoo backbone from the same config)`."""
-    config_cls, fields, prefix, _ = families[family]
-    model, config = hf_model(config_cls, fields, f"{prefix}For{head}")
+    `architecture`, a kzoo backbone from the same config)`."""
+    model, config = hf_model(family, architecture)
     backbone = kzoo_backbone(config)
     assert backbone.dropout == pytest.approx(HIDDEN_DROPOUT)
     return head_dropout(model), backbone
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(TOKEN_CLASSIFIERS))
 def test_token_classifier_dropout_is_the_originals(family):
     expected, backbone = original_and_backbone(family,
-                                               "TokenClassification")
+                                               TOKEN_CLASSIFIERS[family])
     tagger = kzoo.TokenClassifier(backbone, num_classes=3)
     assert tagger.dropout == pytest.approx(expected), family
     assert tagger.get_layer("classifier_dropout").rate == \
@@ -119,10 +95,8 @@ def test_token_classifier_dropout_is_the_originals(family):
 def test_albert_token_classifier_takes_classifier_dropout_prob():
     """The case the review found: ALBERT v2's hidden dropout is 0, its
     classifier's 0.1 (AlbertConfig's defaults, the released configs')."""
-    model, config = hf_model(transformers.AlbertConfig,
-                             {**FAMILIES["albert"][1],
-                              "hidden_dropout_prob": 0.0},
-                             "AlbertForTokenClassification")
+    model, config = hf_model("albert", "AlbertForTokenClassification",
+                             dropout=0.0)
     assert head_dropout(model) == pytest.approx(0.1)
     backbone = kzoo_backbone(config)
     assert backbone.dropout == 0.0
@@ -130,11 +104,12 @@ def test_albert_token_classifier_takes_classifier_dropout_prob():
         pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("family", sorted(SEQUENCE_FAMILIES))
+@pytest.mark.parametrize("family", sorted(SEQUENCE_CLASSIFIERS))
 def test_sequence_classifier_dropout_is_the_originals(family):
-    expected, backbone = original_and_backbone(
-        family, "SequenceClassification", SEQUENCE_FAMILIES)
-    classifier_cls = SEQUENCE_FAMILIES[family][3]
+    architecture = SEQUENCE_CLASSIFIERS[family]
+    expected, backbone = original_and_backbone(family, architecture)
+    classifier_cls = getattr(kzoo, converter(family).architectures[
+        architecture])
     for kwargs in ({}, {"dropout": None}):
         classifier = classifier_cls(backbone, num_classes=3, **kwargs)
         assert classifier.dropout == pytest.approx(expected), (family, kwargs)
@@ -143,12 +118,7 @@ def test_sequence_classifier_dropout_is_the_originals(family):
 def test_gpt2_classifier_has_no_dropout_as_the_original():
     """`GPT2ForSequenceClassification` scores the last token's state with
     no dropout before its `score` layer."""
-    config = transformers.GPT2Config(vocab_size=64, n_positions=32,
-                                     n_embd=8, n_layer=1, n_head=2,
-                                     resid_pdrop=HIDDEN_DROPOUT,
-                                     embd_pdrop=HIDDEN_DROPOUT, num_labels=3,
-                                     bos_token_id=1, eos_token_id=1)
-    model = transformers.GPT2ForSequenceClassification(config)
+    model, config = hf_model("gpt2", "GPT2ForSequenceClassification")
     assert not any(isinstance(m, torch.nn.Dropout)
                    for name, m in model.named_modules()
                    if not name.startswith("transformer."))

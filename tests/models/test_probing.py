@@ -3,9 +3,6 @@ graph (the last one is the backbone's sequence output, bit for bit; the
 rest match `transformers`' `output_hidden_states`), and linear probes on a
 frozen backbone that find what is planted in the input."""
 
-import sys
-from pathlib import Path
-
 import keras
 import numpy as np
 import pytest
@@ -14,8 +11,7 @@ import kzoo
 from helpers import random_bert_inputs, to_numpy
 from kzoo.tasks.probing import LayerProbe, hidden_states_model, probe_layers
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
-from convert_helpers import (  # noqa: E402
+from convert_helpers import (
     make_hf_bert, random_inputs, save_hf, write_vocab)
 
 VOCAB = 50

@@ -1,9 +1,6 @@
 """Token-level losses average over the real tokens of a batch, as the
 original BERT and `transformers` do, not over every (possibly empty) slot."""
 
-import sys
-from pathlib import Path
-
 import keras
 import numpy as np
 import pytest
@@ -11,8 +8,7 @@ import pytest
 import kzoo
 from kzoo.training.losses import token_loss
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
-from convert_helpers import make_hf_bert, random_inputs, save_hf  # noqa: E402
+from convert_helpers import make_hf_bert, random_inputs, save_hf
 
 
 def _batch_with_empty_slots(vocabulary_size, seq, rng):

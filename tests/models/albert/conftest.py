@@ -1,4 +1,4 @@
-"""ALBERT test fixtures (see tests/albert_testing.py)."""
+"""ALBERT test fixtures (see albert_testing.py)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""RoBERTa test fixtures (see tests/roberta_testing.py)."""
+"""RoBERTa test fixtures (see roberta_testing.py)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""XLM-R test fixtures (see tests/xlm_roberta_testing.py)."""
+"""XLM-R test fixtures (see xlm_roberta_testing.py)."""
 
 import pytest
 

@@ -16,9 +16,10 @@ from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
                             assert_round_trip_keeps_weights, save_checkpoints)
-from test_roberta_parity import hf_outputs, make_hf_roberta, random_inputs
-from xlm_roberta_testing import (HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
-                                 XLMR_VOCABULARY, hf_reference_tokenizer)
+from test_roberta_parity import hf_outputs, random_inputs
+from xlm_roberta_testing import (CONFIGS, HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
+                                 XLMR_VOCABULARY, hf_reference_tokenizer,
+                                 make_hf_xlm_roberta)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -33,28 +34,7 @@ KZOO_CLASS = {"XLMRobertaModel": "XLMRobertaBackbone",
               "XLMRobertaForMaskedLM": "XLMRobertaMaskedLM",
               "XLMRobertaForSequenceClassification":
                   "XLMRobertaTextClassifier"}
-CONFIGS = {
-    # 3 heads of 13, tanh GELU, 29 positions after the padding index.
-    "odd39": dict(vocab_size=83, hidden_size=39, num_hidden_layers=2,
-                  num_attention_heads=3, intermediate_size=45,
-                  max_position_embeddings=31, type_vocab_size=1,
-                  layer_norm_eps=1e-6, hidden_act="gelu_new", num_labels=3,
-                  pad_token_id=1),
-    # 7 heads of 5, ReLU, padding index 2, its own classifier dropout.
-    "odd35": dict(vocab_size=57, hidden_size=35, num_hidden_layers=3,
-                  num_attention_heads=7, intermediate_size=11,
-                  max_position_embeddings=21, type_vocab_size=1,
-                  layer_norm_eps=1e-5, hidden_act="relu", num_labels=4,
-                  pad_token_id=2, classifier_dropout=0.25,
-                  hidden_dropout_prob=0.15),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
-
-
-def make_hf_xlm_roberta(architecture, config_name):
-    model = make_hf_roberta(architecture, config_name, configs=CONFIGS)
-    assert model.config.model_type == "xlm-roberta"
-    return model
 
 
 @pytest.fixture(scope="module")

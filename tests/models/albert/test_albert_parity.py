@@ -13,9 +13,9 @@ import kzoo
 from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            assert_round_trip_keeps_weights, make_hf_model,
-                            save_checkpoints)
-from albert_testing import ALBERT_PRESET, HARD_TEXTS
+                            assert_round_trip_keeps_weights, save_checkpoints)
+from albert_testing import (ALBERT_PRESET, CONFIGS, HARD_TEXTS, make_hf_albert,
+                            random_inputs)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -30,48 +30,7 @@ KZOO_CLASS = {"AlbertModel": "AlbertBackbone",
               "AlbertForMaskedLM": "AlbertMaskedLM",
               "AlbertForPreTraining": "AlbertPretrainer",
               "AlbertForSequenceClassification": "AlbertTextClassifier"}
-CONFIGS = {
-    # 2 groups x 2 inner layers over 5 layers (groups 0,0,0,1,1), 3 heads
-    # of 12, embeddings 10 wide, tanh GELU.
-    "groups": dict(vocab_size=99, embedding_size=10, hidden_size=36,
-                   num_hidden_layers=5, num_hidden_groups=2,
-                   inner_group_num=2, num_attention_heads=3,
-                   intermediate_size=50, max_position_embeddings=40,
-                   type_vocab_size=2, layer_norm_eps=1e-7,
-                   hidden_act="gelu_new", num_labels=3),
-    # One shared block run 3 times (the released layout), 5 heads of 7,
-    # exact GELU, three token types, its own classifier dropout.
-    "shared": dict(vocab_size=61, embedding_size=14, hidden_size=35,
-                   num_hidden_layers=3, num_hidden_groups=1,
-                   inner_group_num=1, num_attention_heads=5,
-                   intermediate_size=9, max_position_embeddings=24,
-                   type_vocab_size=3, layer_norm_eps=1e-5,
-                   hidden_act="gelu", num_labels=5,
-                   classifier_dropout_prob=0.3, hidden_dropout_prob=0.2,
-                   attention_probs_dropout_prob=0.05),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
-
-
-def make_hf_albert(architecture, config_name, seed=0):
-    config = transformers.AlbertConfig(**CONFIGS[config_name])
-    if architecture == "AlbertForPreTraining":
-        config.num_labels = 2  # the SOP head's two classes
-    return make_hf_model(config, architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, segment ids over every token
-    type."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    segments = rng.integers(0, config.type_vocab_size,
-                            (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
 
 
 def hf_outputs(model, inputs):

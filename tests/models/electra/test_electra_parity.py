@@ -16,7 +16,8 @@ from kzoo.convert.base import converter_for_model_type
 from kzoo.core.registry import get_class
 from helpers import assert_weights_identical
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            make_hf_model, save_checkpoints)
+                            save_checkpoints)
+from electra_testing import CONFIGS, make_hf_electra, random_inputs
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -32,41 +33,7 @@ KZOO_CLASS = {"ElectraModel": "ElectraBackbone",
               "ElectraForPreTraining": "ElectraDiscriminator",
               "ElectraForMaskedLM": "ElectraMaskedLM",
               "ElectraForSequenceClassification": "ElectraTextClassifier"}
-CONFIGS = {
-    # Factorised: 20-wide embeddings projected to 36 (3 heads of 12),
-    # tanh GELU, three token types.
-    "odd36": dict(vocab_size=99, embedding_size=20, hidden_size=36,
-                  num_hidden_layers=2, num_attention_heads=3,
-                  intermediate_size=50, max_position_embeddings=40,
-                  type_vocab_size=3, layer_norm_eps=1e-7,
-                  hidden_act="gelu_new", num_labels=3),
-    # No projection (embedding size = hidden = 35, 5 heads of 7), ReLU,
-    # one token type, its own classifier dropout.
-    "odd35": dict(vocab_size=61, embedding_size=35, hidden_size=35,
-                  num_hidden_layers=3, num_attention_heads=5,
-                  intermediate_size=9, max_position_embeddings=24,
-                  type_vocab_size=1, layer_norm_eps=1e-5, hidden_act="relu",
-                  num_labels=5, classifier_dropout=0.3,
-                  hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.05),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
-
-
-def make_hf_electra(architecture, config_name, seed=0):
-    return make_hf_model(transformers.ElectraConfig(**CONFIGS[config_name]),
-                         architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 1 right-padded, row 2 with a second segment."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    segments = np.zeros((batch, seq), "int32")
-    segments[2, 6:] = config.type_vocab_size - 1
-    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
 
 
 def hf_outputs(model, inputs):

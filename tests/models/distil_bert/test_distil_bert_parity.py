@@ -15,8 +15,9 @@ from kzoo.convert import ConversionError, export_hf
 from kzoo.layers import sinusoidal_position_table
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            make_hf_model, save_checkpoints)
-from distil_bert_testing import HARD_TEXTS, make_tiny_distil_bert
+                            save_checkpoints)
+from distil_bert_testing import (CONFIGS, HARD_TEXTS, make_hf_distil_bert,
+                                 make_tiny_distil_bert, random_inputs)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -31,45 +32,7 @@ KZOO_CLASS = {"DistilBertModel": "DistilBertBackbone",
               "DistilBertForMaskedLM": "DistilBertMaskedLM",
               "DistilBertForSequenceClassification":
                   "DistilBertTextClassifier"}
-CONFIGS = {
-    # head_dim 12 with 3 heads, tanh GELU, 40 positions.
-    "odd36": dict(vocab_size=99, dim=36, n_layers=2, n_heads=3,
-                  hidden_dim=50, max_position_embeddings=40,
-                  activation="gelu_new", num_labels=3),
-    # 5 heads of 7, ReLU, the fixed sinusoidal table, odd dropouts.
-    "odd35": dict(vocab_size=61, dim=35, n_layers=3, n_heads=5,
-                  hidden_dim=9, max_position_embeddings=24,
-                  activation="relu", num_labels=5, sinusoidal_pos_embds=True,
-                  seq_classif_dropout=0.3, dropout=0.2,
-                  attention_dropout=0.05),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
-
-
-def make_hf_distil_bert(architecture, config_name, seed=0):
-    """The reference randomised, its sinusoidal table (when it has one)
-    kept as the formula makes it."""
-    config = transformers.DistilBertConfig(**CONFIGS[config_name])
-
-    def sinusoidal(name, parameter):
-        if not (config.sinusoidal_pos_embds
-                and name.endswith("position_embeddings.weight")):
-            return False
-        parameter.copy_(torch.from_numpy(sinusoidal_position_table(
-            *parameter.shape)))
-        return True
-    return make_hf_model(config, architecture, seed, fixed=sinusoidal)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 full."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    return {"token_ids": ids, "padding_mask": mask}
 
 
 def hf_outputs(model, inputs):

@@ -15,8 +15,9 @@ import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights
-from parity_harness import assert_close_to_reference, make_hf_model
-from deberta_v3_testing import DEBERTA_PRESET, HARD_TEXTS
+from parity_harness import assert_close_to_reference
+from deberta_v3_testing import (CONFIGS, DEBERTA_PRESET, HARD_TEXTS,
+                                make_hf_deberta, random_inputs)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -30,47 +31,8 @@ ATOL = 1e-5
 KZOO_CLASS = {"DebertaV2Model": "DebertaV3Backbone",
               "DebertaV2ForMaskedLM": "DebertaV3MaskedLM",
               "DebertaV2ForSequenceClassification": "DebertaV3TextClassifier"}
-V3 = dict(relative_attention=True, position_biased_input=False,
-          type_vocab_size=0, norm_rel_ebd="layer_norm",
-          pos_att_type="p2c|c2p")
-CONFIGS = {
-    # 5 heads of 7, v3's layout (share_att_key) with 8 buckets reaching
-    # 16 positions.
-    "odd35": dict(V3, vocab_size=71, hidden_size=35, num_hidden_layers=2,
-                  num_attention_heads=5, intermediate_size=23,
-                  max_position_embeddings=64, position_buckets=8,
-                  max_relative_positions=16, share_att_key=True,
-                  layer_norm_eps=1e-6, hidden_act="gelu", num_labels=3),
-    # 3 heads of 12, separate pos_key/pos_query projections, no buckets
-    # (12 relative positions each way, clipped), tanh GELU, the original
-    # MLM head's names (legacy false), its own pooler and classifier
-    # dropouts.
-    "odd36": dict(V3, vocab_size=53, hidden_size=36, num_hidden_layers=3,
-                  num_attention_heads=3, intermediate_size=50,
-                  max_position_embeddings=48, position_buckets=-1,
-                  max_relative_positions=12, share_att_key=False,
-                  layer_norm_eps=1e-7, hidden_act="gelu_new", num_labels=4,
-                  legacy=False, pooler_dropout=0.2, cls_dropout=0.3),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 LENGTHS = (5, 40)  # within and past the bucket range
-
-
-def make_hf_deberta(architecture, config_name, seed=0):
-    # DeBERTa-v2 has one attention implementation: no "eager" to ask for.
-    return make_hf_model(transformers.DebertaV2Config(**CONFIGS[config_name]),
-                         architecture, seed, eager=False)
-
-
-def random_inputs(config, seq, batch=3, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 full."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(4, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :min(3, seq - 1)] = 0
-    mask[1, seq - min(4, seq - 1):] = 0
-    ids[mask == 0] = config.pad_token_id
-    return {"token_ids": ids, "padding_mask": mask}
 
 
 def hf_outputs(model, inputs):

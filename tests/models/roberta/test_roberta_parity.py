@@ -6,8 +6,6 @@ KERAS_BACKEND names; kzoo -> HF gives back the original tensors bit for
 bit and transformers loads the export with the same outputs; the exported
 tokenizer is the same tokenizer to transformers."""
 
-import re
-
 import numpy as np
 import pytest
 
@@ -15,8 +13,9 @@ import kzoo
 from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            make_hf_model, save_checkpoints)
-from roberta_testing import HARD_TEXTS, ROBERTA_PRESET
+                            save_checkpoints)
+from roberta_testing import (CONFIGS, HARD_TEXTS, ROBERTA_PRESET,
+                             make_hf_roberta, random_inputs)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -30,46 +29,7 @@ ATOL = 1e-5
 KZOO_CLASS = {"RobertaModel": "RobertaBackbone",
               "RobertaForMaskedLM": "RobertaMaskedLM",
               "RobertaForSequenceClassification": "RobertaTextClassifier"}
-CONFIGS = {
-    # head_dim 12 with 3 heads, tanh GELU, 37 positions after the padding
-    # index.
-    "odd36": dict(vocab_size=99, hidden_size=36, num_hidden_layers=2,
-                  num_attention_heads=3, intermediate_size=50,
-                  max_position_embeddings=40, type_vocab_size=1,
-                  layer_norm_eps=1e-7, hidden_act="gelu_new", num_labels=3,
-                  pad_token_id=1),
-    # 5 heads of 7, ReLU, padding index 3, its own classifier dropout.
-    "odd35": dict(vocab_size=61, hidden_size=35, num_hidden_layers=3,
-                  num_attention_heads=5, intermediate_size=9,
-                  max_position_embeddings=24, type_vocab_size=1,
-                  layer_norm_eps=1e-5, hidden_act="relu", num_labels=5,
-                  pad_token_id=3, classifier_dropout=0.3,
-                  hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.05),
-}
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
-
-
-def make_hf_roberta(architecture, config_name, seed=0, configs=CONFIGS):
-    # RobertaModel -> RobertaConfig, XLMRobertaForMaskedLM ->
-    # XLMRobertaConfig: families on RoBERTa's layout share these checks.
-    family = re.sub(r"(Model|For\w+)$", "", architecture)
-    config = getattr(transformers, f"{family}Config")(**configs[config_name])
-    return make_hf_model(config, architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 with a `<pad>` token
-    inside the text (attended to, but numbered as padding)."""
-    pad = config.pad_token_id
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    ids[ids == pad] = pad + 1
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = pad
-    ids[2, 5] = pad
-    return {"token_ids": ids, "padding_mask": mask}
 
 
 def hf_outputs(model, inputs):

@@ -6,7 +6,9 @@ strings, a tiny backbone."""
 import shutil
 
 import kzoo
-from roberta_testing import HARD_TEXTS as ROBERTA_HARD_TEXTS
+from family_references import Reference
+from roberta_testing import (HARD_TEXTS as ROBERTA_HARD_TEXTS,
+                             REFERENCE as ROBERTA_REFERENCE, make_hf_roberta)
 from text_testing import STAND_IN_PRESETS
 
 # The stand-in for the named preset `xlm_roberta_base_multi`.
@@ -43,3 +45,37 @@ def hf_reference_tokenizer(folder):
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SPM_MODEL, folder / "sentencepiece.bpe.model")
     return transformers.XLMRobertaTokenizer.from_pretrained(folder)
+
+
+# The odd random checkpoints its parity test (test_xlm_roberta_parity.py)
+# and the tests over every encoder family convert (transformers and torch
+# imported when one is made: the family's other tests need neither).
+CONFIGS = {
+    # 3 heads of 13, tanh GELU, 29 positions after the padding index.
+    "odd39": dict(vocab_size=83, hidden_size=39, num_hidden_layers=2,
+                  num_attention_heads=3, intermediate_size=45,
+                  max_position_embeddings=31, type_vocab_size=1,
+                  layer_norm_eps=1e-6, hidden_act="gelu_new", num_labels=3,
+                  pad_token_id=1),
+    # 7 heads of 5, ReLU, padding index 2, its own classifier dropout.
+    "odd35": dict(vocab_size=57, hidden_size=35, num_hidden_layers=3,
+                  num_attention_heads=7, intermediate_size=11,
+                  max_position_embeddings=21, type_vocab_size=1,
+                  layer_norm_eps=1e-5, hidden_act="relu", num_labels=4,
+                  pad_token_id=2, classifier_dropout=0.25,
+                  hidden_dropout_prob=0.15),
+}
+
+
+def make_hf_xlm_roberta(architecture, config_name):
+    model = make_hf_roberta(architecture, config_name, configs=CONFIGS)
+    assert model.config.model_type == "xlm-roberta"
+    return model
+
+
+# RoBERTa's tiny config and inputs, its own odd checkpoint.
+REFERENCE = Reference(
+    tiny_config=ROBERTA_REFERENCE.tiny_config,
+    odd_model=lambda architecture: make_hf_xlm_roberta(architecture,
+                                                       "odd39"),
+    odd_inputs=ROBERTA_REFERENCE.odd_inputs)

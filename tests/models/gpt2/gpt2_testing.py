@@ -5,6 +5,7 @@ same weights."""
 import numpy as np
 
 import kzoo
+from family_references import Reference
 
 # Two tiny configurations (Hugging Face GPT2Config fields). Vocabularies are
 # small so random weights give varied, non-degenerate generations.
@@ -81,3 +82,12 @@ def hf_left_padded(prompts):
         ids[i, width - len(prompt):] = torch.tensor(prompt)
         mask[i, width - len(prompt):] = 1
     return ids, mask
+
+
+# What the tests over every family read (tests/family_references.py): a
+# tiny config whose residual and embedding dropouts (one rate to kzoo)
+# are `dropout`.
+REFERENCE = Reference(tiny_config=lambda dropout: dict(
+    vocab_size=64, n_positions=32, n_embd=8, n_layer=1, n_head=2,
+    resid_pdrop=dropout, embd_pdrop=dropout, bos_token_id=1,
+    eos_token_id=1))

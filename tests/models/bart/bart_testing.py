@@ -3,6 +3,8 @@ odd configs, inputs for both stacks, the stand-in preset, a tiny backbone."""
 
 import numpy as np
 
+from family_references import Reference
+
 HF_CONFIGS = {
     # A deeper decoder with more heads and a narrower FFN than the
     # encoder's; scaled embeddings; exact GELU.
@@ -118,3 +120,10 @@ def fit_batch_losses(lm, x, batch_size, y=None):
     steps = np.arange(1, len(means) + 1)
     totals = steps * means
     return np.diff(np.concatenate([[0.0], totals]))
+
+
+# What the tests over every family read (tests/family_references.py).
+REFERENCE = Reference(tiny_config=lambda dropout: dict(
+    vocab_size=64, d_model=8, encoder_layers=1, decoder_layers=1,
+    encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16,
+    decoder_ffn_dim=16, max_position_embeddings=32, dropout=dropout))
