@@ -7,7 +7,10 @@ whose text is empty or null are skipped.
   (memory: one batch, never the file).
 - A folder written by `datasets`' `Dataset.save_to_disk` (it holds
   `state.json` and `dataset_info.json`) is read with `load_from_disk`
-  (memory-mapped Arrow files).
+  (memory-mapped Arrow files). A `DatasetDict`'s folder (its splits
+  saved together, `dataset_dict.json` beside one folder per split) is
+  read by its `train` split; another split is named by its folder
+  (`splits/validation`).
 - A folder holding a dataset repository as the Hugging Face Hub stores
   one (a `README.md` whose YAML header names its `configs` or
   `dataset_info`, beside the data files; e.g. fetched with `hf download
@@ -28,8 +31,11 @@ from kzoo.corpus.shards import CorpusError
 
 PARQUET = ".parquet"
 SAVED_DATASET = "saved dataset"
+SAVED_SPLITS = "saved splits"  # a DatasetDict's folder: its train split
 DATASET_REPOSITORY = "dataset repository"
-TABLE_KINDS = (PARQUET, SAVED_DATASET, DATASET_REPOSITORY)
+TABLE_KINDS = (PARQUET, SAVED_DATASET, SAVED_SPLITS, DATASET_REPOSITORY)
+# The split of a DatasetDict folder that is prepared.
+TRAIN_SPLIT = "train"
 # Rows read at a time.
 BATCH_ROWS = 1024
 # The oldest pyarrow that runs no code a file names (CVE-2023-47248).
@@ -37,20 +43,29 @@ PYARROW_FLOOR = (14, 0, 1)
 
 
 def folder_kind(folder):
-    """`SAVED_DATASET`, `DATASET_REPOSITORY` or None for a folder."""
+    """`SAVED_DATASET`, `SAVED_SPLITS`, `DATASET_REPOSITORY` or None for a
+    folder."""
     folder = Path(folder)
-    if (folder / "state.json").is_file() and \
-            (folder / "dataset_info.json").is_file():
+    if _is_saved_dataset(folder):
         return SAVED_DATASET
     if (folder / "dataset_dict.json").is_file():
+        if _is_saved_dataset(folder / TRAIN_SPLIT):
+            return SAVED_SPLITS
         splits = sorted(p.name for p in folder.iterdir() if p.is_dir())
         raise CorpusError(
-            f"{folder} holds a dataset's splits ({', '.join(splits)}), not "
-            f"one dataset. Give the split to prepare, e.g. {folder / 'train'}"
-            ".")
+            f"{folder} holds a dataset's splits ({', '.join(splits)}) and no "
+            f"{TRAIN_SPLIT!r} split to prepare by default. Give the split "
+            f"to prepare by its folder, e.g. {folder / splits[0]}."
+            if splits else f"{folder} holds a dataset's splits file but no "
+            "split folder: save the dataset again.")
     if _is_dataset_card(folder / "README.md"):
         return DATASET_REPOSITORY
     return None
+
+
+def _is_saved_dataset(folder):
+    return (folder / "state.json").is_file() and \
+        (folder / "dataset_info.json").is_file()
 
 
 def _is_dataset_card(path):
@@ -73,13 +88,17 @@ def folder_record(folder):
     """`{"path", "bytes", "mtime_ns"}` of a dataset folder: its files'
     bytes together and the newest one's time (what says it is
     unchanged)."""
-    files = [p.stat() for p in Path(folder).rglob("*") if p.is_file()]
+    read = Path(folder) / TRAIN_SPLIT if folder_kind(folder) == \
+        SAVED_SPLITS else Path(folder)  # the split that is prepared
+    files = [p.stat() for p in read.rglob("*") if p.is_file()]
     return {"path": str(folder), "bytes": sum(s.st_size for s in files),
             "mtime_ns": max((s.st_mtime_ns for s in files), default=0)}
 
 
 def table_documents(path, kind, field):
     """The texts of a table input's rows (see the module doc)."""
+    if kind == SAVED_SPLITS:
+        path, kind = Path(path) / TRAIN_SPLIT, SAVED_DATASET
     rows = {PARQUET: _parquet_rows, SAVED_DATASET: _saved_rows,
             DATASET_REPOSITORY: _streamed_rows}[kind](Path(path), field)
     for number, text in rows:

@@ -87,13 +87,23 @@ def test_a_saved_dataset_gives_the_jsonl_ids(reference, tokenizer):
     prepare([root / "saved"], root / "from_saved", tokenizer,
             text_field="body")
     assert as_lists(root / "from_saved") == want
-    # Splits saved together: one must be named.
-    datasets.DatasetDict({"train": datasets.Dataset.from_dict(
-        {"body": ROWS})}).save_to_disk(str(root / "splits"))
+    # Splits saved together (a DatasetDict): its train split is read, not
+    # the validation rows beside it; another split by its folder.
+    datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict({"body": ROWS}),
+        "validation": datasets.Dataset.from_dict(
+            {"body": ["Held out, never trained on."]})}).save_to_disk(
+        str(root / "splits"))
+    prepare([root / "splits"], root / "from_splits", tokenizer,
+            text_field="body")
+    assert as_lists(root / "from_splits") == want
+    # Splits without a train split: the error names one to give.
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict(
+        {"body": ROWS})}).save_to_disk(str(root / "test_only"))
     with pytest.raises(CorpusError) as error:
-        prepare([root / "splits"], root / "from_splits", tokenizer)
+        prepare([root / "test_only"], root / "from_test", tokenizer)
     assert "\n" not in str(error.value)
-    assert str(root / "splits" / "train") in str(error.value)
+    assert str(root / "test_only" / "test") in str(error.value)
 
 
 def test_a_local_dataset_repository_is_streamed(reference, tokenizer,
