@@ -7,6 +7,7 @@
     python scripts/benchmark_pretraining.py overhead --backends jax torch
     python scripts/benchmark_pretraining.py shards long-document
     python scripts/benchmark_pretraining.py one-file --megabytes 500
+    python scripts/benchmark_pretraining.py speed --backends torch tensorflow jax
 
 Sections:
 - `prepare`: `kzoo.corpus.prepare_corpus` MB/s on the bundled Austen
@@ -49,6 +50,22 @@ Sections:
   (the novels repeated, blank lines between documents) on each of
   `--processes`: the file is cut into pieces at document starts, so
   processes share it.
+
+- `speed`: the training step against the machine's limit (issue 50
+  item 5). BERT-small's shape (`--speed-preset`), MLM from scratch,
+  batch `--batch-size` x `--sequence-length` (32 x 128), the median of
+  steps 6-25 (`--speed-steps`, `--speed-skip`): kzoo on each of
+  `--backends` against `transformers`' `BertForMaskedLM` + torch's AdamW
+  (fused, as its Trainer uses it), in float32 and `mixed_bfloat16`
+  (transformers: `torch.autocast` to bfloat16), the same masked batches
+  for both (made once by kzoo's stream, cycled; no data feed in the
+  timed steps). The ceiling, a 4096x512 @ 512x2048 matmul in float32 and
+  bfloat16 on each backend, is timed in the same run; per row: tokens/s,
+  achieved GFLOP/s (`kzoo.pretraining.throughput`'s honest count:
+  non-embedding parameters plus attention, the same count for both
+  libraries) and its fraction of the machine's ceiling (the fastest
+  backend's matmul of that dtype), then the ratios. `--speed-smoke`: a
+  tiny model, batch and matmul, 3 steps (the test's mode).
 
 Another section is a function `section_NAME(args)` and a line in SECTIONS.
 """
@@ -535,14 +552,286 @@ def section_one_file(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ----------------------------------------------------------------------
+# speed: kzoo's training step against transformers and the matmul ceiling
+# ----------------------------------------------------------------------
+PRECISIONS = ("float32", "mixed_bfloat16")
+
+
+def speed_shape(args):
+    """(preset, batch, length, steps, skip, matmul (m, k, n)) of the run."""
+    if args.speed_smoke:
+        return ("bert_tiny_en_uncased", 4, 32, 3, 1, (512, 256, 512))
+    return (args.speed_preset, args.batch_size, args.sequence_length,
+            args.speed_steps, args.speed_skip, (4096, 512, 2048))
+
+
+def speed_batches(work, preset, batch, length, count, smoke):
+    """`count` masked-LM batches of kzoo's stream over Emma (its first
+    50 kB in smoke mode), saved to one .npz for every child."""
+    import numpy as np
+
+    from kzoo.corpus import prepare_corpus
+    from kzoo.datasets import austen_text
+    text = work / "text"
+    text.mkdir()
+    emma = austen_text("emma")
+    (text / "emma.txt").write_text(emma[:50_000] if smoke else emma,
+                                   encoding="utf-8")
+    prepare_corpus([text], work / "corpus", preset, progress=False,
+                   validation_documents=0)
+    _, stream = stream_for("mlm", preset, work / "corpus", batch, length)
+    arrays = {}
+    for index in range(count):
+        x, y, w = stream.batch(index)
+        for key, value in x.items():
+            arrays[f"{index}/x/{key}"] = np.asarray(value)
+        arrays[f"{index}/y"] = np.asarray(y)
+        arrays[f"{index}/w"] = np.asarray(w)
+    path = work / "batches.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def load_batches(path):
+    import numpy as np
+    data = np.load(path)
+    batches = {}
+    for key in data.files:
+        index, kind, *name = key.split("/")
+        entry = batches.setdefault(int(index), [{}, None, None])
+        if kind == "x":
+            entry[0][name[0]] = data[key]
+        else:
+            entry[1 if kind == "y" else 2] = data[key]
+    return [tuple(batches[i]) for i in sorted(batches)]
+
+
+def timed_median(step, steps, skip):
+    """Median seconds of `step()` over steps skip+1..steps (1-based)."""
+    import statistics
+    seconds = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds[skip:])
+
+
+def keras_matmul_gflops(shape, dtype, repeats=5):
+    """GFLOP/s of this backend's `(m, k) @ (k, n)` matmul in `dtype`
+    (median of `repeats` after one warm-up)."""
+    import numpy as np
+    from keras import ops
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = ops.convert_to_tensor(rng.standard_normal((m, k)), dtype=dtype)
+    b = ops.convert_to_tensor(rng.standard_normal((k, n)), dtype=dtype)
+
+    def product():
+        ops.convert_to_numpy(ops.sum(ops.matmul(a, b)[:1, :1]))
+
+    return 2 * m * k * n / timed_median(product, repeats + 1, 1) / 1e9
+
+
+def speed_child_kzoo(spec):
+    """One backend's rows: the ceiling, then kzoo's step per precision."""
+    import keras
+
+    import kzoo.pretraining.streams  # noqa: F401 - registers objectives
+    from kzoo.pretraining import throughput
+    from kzoo.pretraining.objectives import OBJECTIVES
+    from kzoo.training import AdamW
+    batches = load_batches(spec["batches"])
+    result = {"ceiling": {dtype: keras_matmul_gflops(spec["matmul"], dtype)
+                          for dtype in ("float32", "bfloat16")}}
+    objective = OBJECTIVES["mlm"]
+    for precision in spec["precisions"]:
+        keras.config.set_dtype_policy(precision)
+        keras.utils.set_random_seed(0)
+        task = objective.make_task(spec["preset"], load_weights=False,
+                                   sequence_length=spec["length"],
+                                   **objective.options)
+        task.compile(optimizer=AdamW(learning_rate=1e-4, weight_decay=0.01))
+        count = iter(range(10 ** 9))
+
+        def step():
+            x, y, w = batches[next(count) % len(batches)]
+            task.train_on_batch(x, y, sample_weight=w)
+
+        seconds = timed_median(step, spec["steps"], spec["skip"])
+        shape = throughput.transformer_shape(task.backbone.get_config())
+        result[precision] = {
+            "seconds": seconds,
+            "tokens": throughput.real_tokens(batches[0]),
+            "flops_per_token": throughput.flops_per_token(
+                throughput.non_embedding_parameters(
+                    task.trainable_variables), *shape, spec["length"])}
+    keras.config.set_dtype_policy("float32")
+    return result
+
+
+def speed_child_transformers(spec):
+    """transformers' BertForMaskedLM of the preset's shape, torch's fused
+    AdamW, the same batches (labels -100 but at the masked positions)."""
+    import contextlib
+    import json
+
+    import numpy as np
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+    config = json.loads((Path(spec["preset_dir"]) / "config.json")
+                        .read_text())["config"]
+    hf_config = BertConfig(
+        vocab_size=config["vocabulary_size"],
+        hidden_size=config["hidden_dim"],
+        num_hidden_layers=config["num_layers"],
+        num_attention_heads=config["num_heads"],
+        intermediate_size=config["intermediate_dim"],
+        hidden_act=config["activation"],
+        hidden_dropout_prob=config["dropout"],
+        attention_probs_dropout_prob=config["attention_dropout"],
+        max_position_embeddings=config["max_sequence_length"],
+        type_vocab_size=config["num_segments"],
+        layer_norm_eps=config["layer_norm_epsilon"])
+    inputs = []
+    for x, y, w in load_batches(spec["batches"]):
+        labels = np.full(x["token_ids"].shape, -100, dtype=np.int64)
+        rows, slots = np.nonzero(w)
+        labels[rows, x["mask_positions"][rows, slots]] = y[rows, slots]
+        segments = x.get("segment_ids", np.zeros_like(x["token_ids"]))
+        inputs.append({
+            "input_ids": torch.from_numpy(x["token_ids"].astype(np.int64)),
+            "attention_mask": torch.from_numpy(
+                x["padding_mask"].astype(np.int64)),
+            "token_type_ids": torch.from_numpy(segments.astype(np.int64)),
+            "labels": torch.from_numpy(labels)})
+    m, k, n = spec["matmul"]
+    result = {"ceiling": {}}
+    for name, dtype in (("float32", torch.float32),
+                        ("bfloat16", torch.bfloat16)):
+        a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
+        result["ceiling"][name] = 2 * m * k * n / timed_median(
+            lambda: a @ b, 6, 1) / 1e9
+    for precision in spec["precisions"]:
+        torch.manual_seed(0)
+        model = BertForMaskedLM(hf_config).train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4,
+                                      weight_decay=0.01, fused=True)
+        autocast = (torch.autocast("cpu", dtype=torch.bfloat16)
+                    if precision == "mixed_bfloat16"
+                    else contextlib.nullcontext())
+        count = iter(range(10 ** 9))
+
+        def step():
+            batch = inputs[next(count) % len(inputs)]
+            optimizer.zero_grad(set_to_none=True)
+            with autocast:
+                loss = model(**batch).loss
+            loss.backward()
+            optimizer.step()
+
+        result[precision] = {
+            "seconds": timed_median(step, spec["steps"], spec["skip"])}
+    return result
+
+
+SPEED_CHILDREN = {"kzoo": speed_child_kzoo,
+                  "transformers": speed_child_transformers}
+
+
+def run_speed_child(library, backend, spec):
+    import json
+    done = subprocess.run(
+        [sys.executable, __file__, "speed-child", library,
+         json.dumps(spec)], capture_output=True, text=True,
+        env={**os.environ, "KERAS_BACKEND": backend,
+             "TF_CPP_MIN_LOG_LEVEL": "3"})
+    if done.returncode:
+        print(f"  {library} on {backend}: failed: "
+              f"{done.stderr.strip()[-1500:]}", flush=True)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def section_speed(args):
+    preset, batch, length, steps, skip, matmul = speed_shape(args)
+    preset = offline_preset(preset)
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_speed_"))
+    try:
+        spec = {"preset": preset, "length": length, "steps": steps,
+                "skip": skip, "matmul": matmul,
+                "precisions": list(args.speed_precisions),
+                "preset_dir": str(ROOT / "presets" / Path(preset).name),
+                "batches": str(speed_batches(work, preset, batch, length,
+                                             4, args.speed_smoke))}
+        print(f"speed: {Path(preset).name} MLM from scratch, batch {batch} "
+              f"x {length}, median of steps {skip + 1}-{steps}; ceiling "
+              f"{matmul[0]}x{matmul[1]} @ {matmul[1]}x{matmul[2]}; load "
+              f"average {os.getloadavg()[0]:.1f} at the start", flush=True)
+        runs = {("transformers", "torch"): run_speed_child(
+            "transformers", "torch", spec)}
+        for backend in args.backends:
+            runs[("kzoo", backend)] = run_speed_child("kzoo", backend, spec)
+        rows = {key: value for key, value in runs.items() if value}
+        ceiling = {dtype: max(r["ceiling"][dtype] for r in rows.values())
+                   for dtype in ("float32", "bfloat16")}
+        for dtype in ceiling:
+            each = ", ".join(f"{library} on {backend} "
+                             f"{r['ceiling'][dtype]:,.1f}"
+                             for (library, backend), r in rows.items())
+            print(f"  ceiling {dtype:<8} {ceiling[dtype]:9,.1f} GFLOP/s "
+                  f"(the fastest of: {each})")
+        flops = next((r[p]["flops_per_token"] for (lib, _), r in
+                      rows.items() if lib == "kzoo"
+                      for p in args.speed_precisions), None)
+        tokens = batch * length
+        table = {}
+        print(f"  {'library':<13}{'backend':<11}{'precision':<16}"
+              f"{'tokens/s':>10}{'GFLOP/s':>9}{'of ceiling':>12}")
+        for (library, backend), result in rows.items():
+            for precision in args.speed_precisions:
+                speed = tokens / result[precision]["seconds"]
+                table[(library, backend, precision)] = speed
+                line = (f"  {library:<13}{backend:<11}{precision:<16}"
+                        f"{speed:10,.0f}")
+                if flops:
+                    achieved = speed * flops / 1e9
+                    bound = ceiling["float32" if precision == "float32"
+                                    else "bfloat16"]
+                    line += f"{achieved:9,.1f}{achieved / bound:12.1%}"
+                print(line, flush=True)
+        reference = {p: table.get(("transformers", "torch", p))
+                     for p in args.speed_precisions}
+        for (library, backend, precision), speed in table.items():
+            if library == "kzoo" and reference[precision]:
+                print(f"  ratio kzoo {backend} / transformers torch "
+                      f"{precision}: {speed / reference[precision]:.2f}x")
+            if library == "kzoo" and precision == "mixed_bfloat16" and \
+                    (library, backend, "float32") in table:
+                print(f"  ratio kzoo {backend} mixed_bfloat16 / float32: "
+                      f"{speed / table[(library, backend, 'float32')]:.2f}x")
+        print(f"  load average {os.getloadavg()[0]:.1f} at the end",
+              flush=True)
+        return table
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 SECTIONS = {"prepare": section_prepare, "memory": section_memory,
             "pipeline": section_pipeline, "overhead": section_overhead,
             "shards": section_shards,
             "long-document": section_long_document,
-            "one-file": section_one_file}
+            "one-file": section_one_file, "speed": section_speed}
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["speed-child"]:
+        # A child of `speed`: one library on this process' backend.
+        import json
+        print(json.dumps(SPEED_CHILDREN[argv[1]](json.loads(argv[2]))))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sections", nargs="*", default=["prepare"],
                         choices=sorted(SECTIONS))
@@ -585,7 +874,20 @@ def main(argv=None):
                         help="long-document: sentences streamed per timing")
     parser.add_argument("--backends", nargs="+",
                         default=["jax", "tensorflow", "torch"])
+    parser.add_argument("--speed-preset", default="bert_small_en_uncased",
+                        help="speed: the shape timed (from scratch)")
+    parser.add_argument("--speed-steps", type=int, default=25,
+                        help="speed: steps run per library and precision")
+    parser.add_argument("--speed-skip", type=int, default=5,
+                        help="speed: first steps left out of the median")
+    parser.add_argument("--speed-precisions", nargs="+",
+                        default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument("--speed-smoke", action="store_true",
+                        help="speed: a tiny model and matmul, 3 steps")
     args = parser.parse_args(argv)
+    if args.speed_skip >= args.speed_steps:
+        parser.error(f"--speed-skip ({args.speed_skip}) must be below "
+                     f"--speed-steps ({args.speed_steps})")
     if args.overhead_pairs < 1:
         parser.error(f"--overhead-pairs must be at least 1, got "
                      f"{args.overhead_pairs}")
