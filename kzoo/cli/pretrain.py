@@ -26,7 +26,7 @@ _FLAGS = {
     "draw_groups": int, "model_parallel": int,
     "optimizer": str, "schedule": str, "beta_1": float, "beta_2": float,
     "epsilon": float, "clip_norm": float, "pretraining_dropout": float,
-    "mask_rate": float,
+    "mask_rate": float, "batch_ramp": str,
     "peak_tflops": _tflops,
 }
 

@@ -41,6 +41,10 @@ OPTIONS = {
                         "stretch the decay to the new last step"),
     "batch_size": (32, int, "examples per batch (per optimizer step: "
                    "batch size x gradient accumulation steps)"),
+    "batch_ramp": (None, list, "START:STEPS: the batch grows linearly "
+                   "from START examples to the batch size over the first "
+                   "STEPS steps, in steps of START (GPT-3, Cramming); "
+                   "START must divide the batch size"),
     "sequence_length": (128, int, "tokens per example"),
     "learning_rate": (None, float, "the peak learning rate (default: the "
                       "family's recipe for the model's size)"),
@@ -101,7 +105,7 @@ IDENTITY = ("objective", "objective_options", "from_scratch",
             "warmup_steps", "weight_decay", "gradient_accumulation_steps",
             "dtype", "seed", "optimizer", "schedule", "beta_1", "beta_2",
             "epsilon", "clip_norm", "pretraining_dropout", "model",
-            "mask_rate")
+            "mask_rate", "batch_ramp")
 
 DTYPES = ("float32", "mixed_bfloat16")
 # kzoo.training.OPTIMIZER_ARGUMENTS' and kzoo.pretraining.schedule.SHAPES'
@@ -179,6 +183,9 @@ def resolve_options(given, source="arguments"):
         if options[name] is not None and not 0 <= options[name] < 1:
             raise PretrainingError(
                 f"{name} must be in [0, 1); got {options[name]} ({source}).")
+    if options["batch_ramp"] is not None:
+        from kzoo.pretraining.batch_ramp import check_ramp
+        check_ramp(options["batch_ramp"], options["batch_size"], source)
     if options["mask_rate"] is not None and not 0 < options["mask_rate"] < 1:
         raise PretrainingError(
             f"mask_rate must be between 0 and 1 (a share, e.g. 0.15 or "
@@ -291,6 +298,9 @@ def _checked(name, value, kind, source):
         return value
     if name == "corpus":
         return corpus_entries(value, source)
+    if name == "batch_ramp":
+        from kzoo.pretraining.batch_ramp import parse_ramp
+        return parse_ramp(value, source)
     if kind is float and isinstance(value, int) and \
             not isinstance(value, bool):
         return float(value)
@@ -304,5 +314,8 @@ def _checked(name, value, kind, source):
 
 
 def identity(options):
-    """What a checkpoint and the run resuming it must share."""
-    return {name: options[name] for name in IDENTITY}
+    """What a checkpoint and the run resuming it must share. A run
+    without a batch ramp leaves it out, as checkpoints made before the
+    option do: they resume, and a ramp added to them is refused."""
+    return {name: options[name] for name in IDENTITY
+            if not (name == "batch_ramp" and options[name] is None)}

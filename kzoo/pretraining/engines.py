@@ -153,7 +153,7 @@ class Engine:
                 return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
         return value
 
-    def feed(self, make_batches, training=False):
+    def feed(self, make_batches, training=False, variable_rows=False):
         """What `fit` is given. `make_batches()` makes a generator of this
         process' local batches from the run's next one on, starting over
         at each call (run.py, `Run._batches`). Without a strategy: one
@@ -173,6 +173,11 @@ class Engine:
         first iterator read batches ahead that the second never saw, and
         when TensorFlow finalized it, its `yield from` closed the shared
         generator: the second ended early ("input ran out of data").
+
+        `variable_rows`: the batches' rows change from step to step (a
+        batch-size ramp). Keras' TensorFlow adapter of a generator fixes
+        every dimension its first two batches agree on, so on TensorFlow
+        the batches go in as a dataset whose row count is left open.
         """
         if training:
             from kzoo.training.global_loss import count_steps
@@ -181,13 +186,24 @@ class Engine:
 
             def make_batches():
                 return count_steps(make_local(), accumulation)
-        if self.strategy is None:
+        if self.strategy is None and not (variable_rows and
+                                          backend() == "tensorflow"):
             return make_batches()
         import tensorflow as tf
         first = next(make_batches())
         signature = tf.nest.map_structure(
             lambda a: None if a is None else tf.TensorSpec(
                 (None,) + a.shape[1:], tf.as_dtype(a.dtype)), first)
+        if self.strategy is None:
+            return tf.data.Dataset.from_generator(
+                make_batches, output_signature=signature)
+        if variable_rows and self.strategy.num_replicas_in_sync > \
+                self.count:
+            # dataset.rebatch below splits by the first batch's rows.
+            raise ValueError(
+                "--batch-ramp with several devices per TensorFlow worker "
+                "is not supported; run one process per device "
+                "(scripts/launch.py) or drop --batch-ramp.")
 
         def dataset_fn(context):
             dataset = tf.data.Dataset.from_generator(

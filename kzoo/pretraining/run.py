@@ -382,6 +382,7 @@ class Run:
         self.task = self.engine.prepare(task)
         self.stream = self._stream(self.objective, task, self.corpus,
                                    options["seed"])
+        self._ramp_stream()
         # Every variable: the model's (SeedGenerator states included) and
         # the optimizer's (its iterations, moments, accumulators).
         seen = set()
@@ -399,6 +400,25 @@ class Run:
         self.tokens_per_step = (options["batch_size"] * self.accumulation
                                 * options["sequence_length"])
         self._count_flops(task)
+
+    def _ramp_stream(self):
+        """A --batch-ramp: the training stream's batch grows with the
+        step (`kzoo.pretraining.batch_ramp`); checked against the
+        processes, row groups and the objective first."""
+        if not self.options["batch_ramp"]:
+            return
+        from kzoo.pretraining.batch_ramp import BatchRamp
+        ramp = BatchRamp(*self.options["batch_ramp"],
+                         self.options["batch_size"], self.accumulation)
+        ramp.check_divides(self.engine.count, "processes")
+        ramp.check_divides(self.options["draw_groups"], "row groups "
+                           "(--draw-groups)")
+        if not self.stream.order_examples:
+            raise PretrainingError(
+                f"--batch-ramp ({self.source}): the {self.objective.name} "
+                "objective's batches continue each other row by row (BPTT),"
+                " so their rows cannot change; drop --batch-ramp.")
+        self.stream.batch_size_at = ramp.rows_of_batch
 
     def _count_flops(self, task):
         """FLOPs per real token and the peak FLOP/s, for the MFU
@@ -699,7 +719,8 @@ class Run:
         keras.Model.fit(
             self.task, self.engine.feed(
                 self._batches(self.start_step * self.accumulation),
-                training=True),
+                training=True,
+                variable_rows=options["batch_ramp"] is not None),
             steps_per_epoch=interval * self.accumulation,
             epochs=math.ceil(max_steps / interval),
             initial_epoch=self.start_step // interval, verbose=0,

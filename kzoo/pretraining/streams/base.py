@@ -246,6 +246,9 @@ class BatchStream:
         self._states = {}
         self._window = None      # {"start", "plan", "order"}
         self._served = 0         # examples of the window served
+        # batch index -> its global rows, where they vary (a batch-size
+        # ramp: kzoo.pretraining.batch_ramp); None: `batch_size` each.
+        self.batch_size_at = None
 
     # --- construction: example n from its start ----------------------------
 
@@ -382,25 +385,27 @@ class BatchStream:
                 f"{self.next_step}. Restore a saved state to jump.")
         self._states[step] = self.state()
         self._states.pop(step - KEPT_STATES, None)
-        local = self.batch_size // self.process_count
+        batch_size = self.batch_size if self.batch_size_at is None \
+            else self.batch_size_at(step)
+        local = batch_size // self.process_count
         first = self.process_index * local
         # The draw groups this process' rows lie in: whole groups where
         # the groups tile its rows; where a group is larger (a run resumed
         # on more processes than its draw groups), the group's rows are
         # built and drawn whole and this process keeps its own.
-        group_size = self.batch_size // self.draw_groups
+        group_size = batch_size // self.draw_groups
         groups = range(first // group_size,
                        (first + local - 1) // group_size + 1)
         built = slice(groups[0] * group_size, groups[-1] * group_size
                       + group_size)
         if self.order_examples:
-            starts = [self._next_start() for _ in range(self.batch_size)]
+            starts = [self._next_start() for _ in range(batch_size)]
             for start in starts:
                 self._count_cut(start.get("cut", {}))
             examples = [self._build_at(start) for start in starts[built]]
         else:
             examples = []
-            for _ in range(self.batch_size):
+            for _ in range(batch_size):
                 examples.append(self._build())
                 self._count_cut(self._cut_now)
             examples = examples[built]
