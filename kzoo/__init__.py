@@ -65,6 +65,14 @@ from kzoo.models.gpt2 import (
     GPT2Preprocessor,
     GPT2Tokenizer,
 )
+from kzoo.models.rembert import (
+    RemBertBackbone,
+    RemBertMaskedLM,
+    RemBertMaskedLMPreprocessor,
+    RemBertPreprocessor,
+    RemBertTextClassifier,
+    RemBertTokenizer,
+)
 from kzoo.models.roberta import (
     RobertaBackbone,
     RobertaMaskedLM,

@@ -76,6 +76,13 @@ INPUTS = {
         "sha256": "f8c7e5e0fa9e948783d20ea9dccf0e2611f567bc1a4e468a658becd5"
                   "015f458e",
     },
+    # That model in RemBERT's layout, by scripts/make_rembert_stand_in_spm.py
+    # (tests/data/README.md).
+    "rembert-spm": {
+        "path": "tests/data/spm/botchan_en_unigram_1000_rembert.model",
+        "sha256": "5450d3eb35925744a1012ef7ecca930755054fff00d269fb62b64dbe"
+                  "55d5d12c",
+    },
 }
 
 # How a hub preset says where its weights come from.
@@ -129,6 +136,18 @@ def distil_bert_params(config):
                   + config["max_sequence_length"]) * h + 2 * h
     layer = 4 * (h * h + h) + 2 * 2 * h + (h * i + i) + (i * h + h)
     return embeddings + config["num_layers"] * layer
+
+
+def rembert_params(config):
+    """RemBertBackbone's parameters, from its config: embeddings at the
+    input width and their LayerNorm, the projection to the hidden width,
+    BERT's blocks and the pooler."""
+    e, h = config["input_embedding_dim"], config["hidden_dim"]
+    i = config["intermediate_dim"]
+    embeddings = (config["vocabulary_size"] + config["max_sequence_length"]
+                  + config["num_segments"]) * e + 2 * e + e * h + h
+    layer = 4 * (h * h + h) + 2 * 2 * h + (h * i + i) + (i * h + h)
+    return embeddings + config["num_layers"] * layer + h * h + h
 
 
 ELMO_S3 = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -385,6 +404,42 @@ FAMILIES = {
         "file_list": False,
         "tokenizer_assets": {"vocab.txt": remote(
             " (MobileBERT's uncased WordPiece vocabulary)")},
+    },
+    # google/rembert (transformers' RemBertConfig defaults, which are its
+    # config.json): 250,300 SentencePiece pieces at 256 wide, projected to
+    # 1152 (32 layers, 18 heads, 4608 FFN), exact GELU, dropouts 0, two
+    # token types; the MLM head's output embedding (1664 wide) was dropped
+    # after pretraining (google-research/rembert's README), so the hub
+    # checkpoint is the encoder alone. Its sentencepiece.model comes with
+    # the weights.
+    "rembert": {
+        "backbone": "RemBertBackbone",
+        "config": dict(vocabulary_size=250300, input_embedding_dim=256,
+                       output_embedding_dim=1664, dropout=0.0,
+                       attention_dropout=0.0, max_sequence_length=512,
+                       num_segments=2, activation="gelu",
+                       layer_norm_epsilon=1e-12, initializer_range=0.02,
+                       name="rembert_backbone"),
+        "tokenizer": "RemBertTokenizer",
+        "tokenizer_config": dict(lowercase=False, keep_accents=True,
+                                 name="rembert_tokenizer"),
+        "license": "Apache-2.0",
+        "heads": [],
+        "heads_note": "RemBERT's output embedding (its masked-LM head) was "
+                      "discarded after pretraining, as the paper describes; "
+                      "the released checkpoint holds the encoder alone",
+        "source": "hub", "weights_file": "pytorch_model.bin",
+        "how_to_get": HOW_TO_GET_FILES.replace("--task pretraining",
+                                               "--task backbone"),
+        "note": NOTE,
+        "tokenizer_assets": {"sentencepiece.model": remote(
+            " (RemBERT's SentencePiece model of 250,300 pieces, which "
+            "nothing offline gives)")},
+        "param_formula": rembert_params,
+        "tiny_config": dict(num_layers=1, hidden_dim=8, num_heads=1,
+                            intermediate_dim=8, vocabulary_size=8,
+                            input_embedding_dim=4, output_embedding_dim=4,
+                            max_sequence_length=8),
     },
     # google/rembert (transformers' RemBertConfig defaults, which are its
     # config.json): 250,300 SentencePiece pieces at 256 wide, projected to
@@ -979,6 +1034,18 @@ PRESETS = {
                        "the encoder (its output embedding was discarded "
                        "after pretraining).",
     },
+    # RemBERT
+    "rembert_multi": {
+        "family": "rembert", "aliases": ["rembert"],
+        "config": shape(32, 18, 1152, 4608),
+        "repo": "google/rembert",
+        "description": "RemBERT (Chung et al., 2021): BERT with decoupled "
+                       "embeddings, 256-wide input embeddings projected to "
+                       "1152, 32 layers, 18 heads, 110 languages (mC4 and "
+                       "Wikipedia), SentencePiece vocabulary of 250,300; "
+                       "the encoder (its output embedding was discarded "
+                       "after pretraining).",
+    },
     # RoBERTa
     "roberta_base_en": {
         "family": "roberta", "aliases": ["roberta_base"],
@@ -1110,6 +1177,28 @@ PRESETS = {
 # The tests' stand-ins (tests/data/presets/, `--stand-ins`): a named
 # preset's row (`like`) overlaid by these fields.
 STAND_INS = {
+    # The named preset's config with the stand-in SentencePiece model's
+    # vocabulary (1,003 pieces: the suite's tiny backbones keep a preset's
+    # vocabulary, and the MLM head's 1664-wide output table over 250,300
+    # pieces is 1.7 GB), and that model (tests/data/README.md).
+    "rembert_multi": {
+        "like": "rembert_multi",
+        "config": dict(vocabulary_size=1003),
+        "description": "Test stand-in for rembert_multi: its config with "
+                       "a vocabulary of 1,003, and sentencepiece's Botchan "
+                       "test model in RemBERT's layout as "
+                       "sentencepiece.model (see tests/data/README.md).",
+        "heads": None, "heads_note": None,
+        "source": {"note": "test data: no weights, no remote source"},
+        "tokenizer_assets": {"sentencepiece.model": {
+            "input": "rembert-spm",
+            "provenance": "sentencepiece 0.2.3's test model "
+                          "botchan_en_unigram_1000.model (tests/data/spm/) "
+                          "in RemBERT's layout: <pad>=0, </s>=1, <unk>=2, "
+                          "[CLS]=3, [SEP]=4, [MASK]=5, then its 997 pieces "
+                          "(its <s>, </s> left out); written by "
+                          "scripts/make_rembert_stand_in_spm.py"}},
+    },
     # The named preset's config with sentencepiece's Botchan test model as
     # its spm.model, verbatim (tests/data/README.md).
     "deberta_v3_extra_small_en": {

@@ -29,7 +29,7 @@ import importlib
 # Every family, by its package under kzoo/models/.
 FAMILIES = ("albert", "awd_lstm", "bart", "bert", "deberta_v3",
             "distil_bert", "electra", "elmo", "gpt2", "mobilebert",
-            "roberta", "t5", "xlm_roberta")
+            "rembert", "roberta", "t5", "xlm_roberta")
 
 
 @dataclasses.dataclass(frozen=True)
