@@ -77,16 +77,20 @@ def filesystem(url):
     except ImportError:
         raise StorageError(
             f"{url}: reading and writing URLs needs fsspec, which is not "
-            f"installed. Run `{EXTRA}`"
-            f"{' gcsfs' if name in ('gs', 'gcs') else ''}.") from None
+            f"installed. Run `{EXTRA}"
+            f"{' gcsfs' if name in ('gs', 'gcs') else ''}`.") from None
     try:
         return fsspec.core.url_to_fs(str(url))
-    except ImportError:
-        package = SCHEME_PACKAGES.get(name, f"fsspec's {name} backend")
+    except ImportError as error:
+        package = SCHEME_PACKAGES.get(name)
+        if package is None:  # a scheme kzoo[cloud] does not cover
+            raise StorageError(
+                f"{url}: {name}:// needs a package that is not installed "
+                f"({error}). Install it.") from None
+        command = EXTRA if package == "s3fs" else f"{EXTRA} {package}"
         raise StorageError(
             f"{url}: {name}:// needs {package}, which is not installed. "
-            f"Run `{EXTRA}`{f' {package}' if package != 's3fs' else ''}."
-        ) from None
+            f"Run `{command}`.") from None
     except ValueError as error:
         raise StorageError(
             f"{url}: {error}. Use s3://, gs://, hf:// or a local path."
