@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+import warm_python
 from kzoo.corpus import Corpus, CorpusError, merge_parts, prepare_corpus
 from kzoo.corpus.partition import group_units, split_parts
 from kzoo.corpus.shards import SHARDS_FOLDER, write_manifest, write_shard
@@ -258,11 +259,13 @@ def test_two_thousand_shards_stream_under_an_open_files_limit_of_256(
     open files (eagerly mapped, the shards needed 6,000), and the one-line
     error once the limit is hit anyway."""
     folder = synthetic_corpus(tmp_path / "corpus", [[2]] * 2000)
-    done = subprocess.run(
-        [sys.executable, "-c", UNDER_LIMIT, str(folder),
-         os.path.dirname(__file__)],
-        capture_output=True, text=True, timeout=900,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    # A process of its own (the limit is per process), forked from a warm
+    # interpreter (tests/warm_python.py): a fresh one imported TensorFlow,
+    # Keras and jax again first (kzoo.corpus imports kzoo).
+    tests = os.path.dirname(os.path.dirname(__file__))  # (warm_python)
+    done = warm_python.run(
+        ["-c", UNDER_LIMIT, str(folder), os.path.dirname(__file__)],
+        warm_python.environment(path=[tests]), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["seen"] == result["documents"] == 2000
