@@ -1,0 +1,184 @@
+"""kzoo vs Hugging Face `transformers` MobileBERT on random checkpoints of
+the released structure (NoNorm, the trigram input, shared query/key
+bottlenecks, several feed-forward networks per block, the MLM head's
+widened output embedding) at small sizes: every output within 1e-5 on
+the backend KERAS_BACKEND names; kzoo -> HF gives back the original
+tensors bit for bit and transformers loads the export with the same
+outputs; HF -> kzoo -> HF -> kzoo keeps every weight."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.convert import HFCheckpoint, hf_to_preset
+from kzoo.convert.base import converter_for_model_type
+from kzoo.convert.errors import ConversionError
+from kzoo.core.registry import get_class
+from helpers import assert_weights_identical
+from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            make_hf_model, save_checkpoints)
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ATOL = 1e-5
+KZOO_CLASS = {"MobileBertModel": "MobileBertBackbone",
+              "MobileBertForMaskedLM": "MobileBertMaskedLM",
+              "MobileBertForSequenceClassification":
+                  "MobileBertTextClassifier",
+              "MobileBertForTokenClassification": "TokenClassifier",
+              "MobileBertForQuestionAnswering": "QuestionAnswerer"}
+CONFIGS = {
+    # The release's structure (google/mobilebert-uncased's options: no
+    # pooler dense, ReLU, 4 feed-forward networks, hidden dropout 0),
+    # narrowed: 12-wide tokens, 16-wide bottlenecks (2 heads of 8), 40
+    # between blocks, three token types.
+    "released": dict(vocab_size=99, embedding_size=12, hidden_size=40,
+                     intra_bottleneck_size=16, true_hidden_size=16,
+                     num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=28, num_feedforward_networks=4,
+                     max_position_embeddings=24, type_vocab_size=3,
+                     classifier_activation=False, hidden_act="relu",
+                     hidden_dropout_prob=0.0, num_labels=3),
+    # transformers' default pooler (dense + tanh), two feed-forward
+    # networks, 3 heads of 4, GELU, its own classifier dropout.
+    "pooled": dict(vocab_size=61, embedding_size=6, hidden_size=18,
+                   intra_bottleneck_size=12, true_hidden_size=12,
+                   num_hidden_layers=2, num_attention_heads=3,
+                   intermediate_size=20, num_feedforward_networks=2,
+                   max_position_embeddings=16, type_vocab_size=2,
+                   classifier_activation=True, hidden_act="gelu",
+                   layer_norm_eps=1e-6, classifier_dropout=0.3,
+                   hidden_dropout_prob=0.1, num_labels=2),
+}
+CASES = [(arch, "released") for arch in KZOO_CLASS] + [
+    ("MobileBertModel", "pooled"),
+    ("MobileBertForSequenceClassification", "pooled")]
+
+
+def make_hf_mobilebert(architecture, config_name, seed=0):
+    fields = dict(CONFIGS[config_name])
+    if architecture == "MobileBertForQuestionAnswering":
+        fields["num_labels"] = 2  # start and end
+    return make_hf_model(transformers.MobileBertConfig(**fields),
+                         architecture, seed)
+
+
+def random_inputs(config, batch=3, seq=11, seed=0):
+    """Row 1 right-padded, row 2 with a second segment."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, config.vocab_size, (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    mask[1, seq - 4:] = 0
+    ids[mask == 0] = 0
+    segments = np.zeros((batch, seq), "int32")
+    segments[2, 6:] = config.type_vocab_size - 1
+    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
+
+
+def hf_outputs(model, inputs):
+    with torch.no_grad():
+        out = model(
+            input_ids=torch.tensor(inputs["token_ids"]).long(),
+            token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
+            attention_mask=torch.tensor(inputs["padding_mask"]).long())
+    name = type(model).__name__
+    if name == "MobileBertModel":
+        return {"sequence_output": out.last_hidden_state.numpy(),
+                "pooled_output": out.pooler_output.numpy()}
+    if name == "MobileBertForQuestionAnswering":
+        return {"start_logits": out.start_logits.numpy(),
+                "end_logits": out.end_logits.numpy()}
+    if name == "MobileBertForPreTraining":
+        return {"logits": out.prediction_logits.numpy()}
+    return {"logits": out.logits.numpy()}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    return save_checkpoints(tmp_path_factory.mktemp("hf_mobilebert"), CASES,
+                            make_hf_mobilebert, random_inputs, hf_outputs)
+
+
+@pytest.mark.parametrize("arch,config", CASES)
+def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
+    hf_model, folder, inputs, expected = checkpoints[arch, config]
+    cls = get_class(KZOO_CLASS[arch])
+    kwargs = {} if arch == "MobileBertModel" else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls
+
+    backbone = getattr(model, "backbone", model)
+    hf_config = hf_model.config
+    assert (backbone.embedding_dim, backbone.hidden_dim,
+            backbone.bottleneck_dim, backbone.num_feedforward_networks,
+            backbone.pooler_dense, backbone.activation) == (
+        hf_config.embedding_size, hf_config.hidden_size,
+        hf_config.true_hidden_size, hf_config.num_feedforward_networks,
+        hf_config.classifier_activation, hf_config.hidden_act)
+    if arch == "MobileBertForSequenceClassification":
+        assert model.num_classes == hf_config.num_labels
+        assert model.dropout == (hf_config.classifier_dropout
+                                 or hf_config.hidden_dropout_prob)
+
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              f"{arch}/{config}")
+    tied = {"cls.predictions.decoder.weight",
+            "cls.predictions.decoder.bias"} \
+        if arch == "MobileBertForMaskedLM" else ()
+    out, _, _ = assert_export_reloads(
+        model, hf_model, arch, inputs, expected, hf_outputs,
+        tmp_path / "exported", tied=tied, atol=1e-6)
+    # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
+    back = cls.from_preset(str(out), **kwargs)
+    assert_weights_identical(getattr(back, "backbone", back), backbone)
+    assert_weights_identical(back, model)
+
+
+def test_the_released_pretraining_checkpoint_converts_to_the_masked_lm(
+        tmp_path):
+    """google/mobilebert-uncased is a `MobileBertForPreTraining`: it
+    converts to `MobileBertMaskedLM` (the MLM logits equal), the
+    next-sentence head reported unused; so does the same checkpoint with
+    no architecture named (found by its heads)."""
+    hf_model = make_hf_mobilebert("MobileBertForPreTraining", "released")
+    folder = tmp_path / "hub"
+    hf_model.save_pretrained(folder)
+    inputs = random_inputs(hf_model.config)
+    expected = hf_outputs(hf_model, inputs)
+    report = hf_to_preset(folder, tmp_path / "kzoo", task="pretraining",
+                          verbose=False)
+    assert report.model_class == "MobileBertMaskedLM"
+    assert sorted(report.unused) == ["cls.seq_relationship.bias",
+                                     "cls.seq_relationship.weight"]
+    model = kzoo.MobileBertMaskedLM.from_preset(str(tmp_path / "kzoo"),
+                                                preprocessor=None)
+    assert_close_to_reference(model, inputs, expected, ATOL,
+                              "MobileBertForPreTraining")
+
+    config = json.loads((folder / "config.json").read_text())
+    config.pop("architectures")
+    (folder / "config.json").write_text(json.dumps(config))
+    assert converter_for_model_type("mobilebert").detect_task(
+        HFCheckpoint(folder)) == "MobileBertMaskedLM"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("trigram_input", False), ("use_bottleneck", False),
+    ("use_bottleneck_attention", True),
+    ("key_query_shared_bottleneck", False),
+    ("normalization_type", "layer_norm")])
+def test_options_kzoo_does_not_compute_are_refused(checkpoints, field, value,
+                                                   tmp_path):
+    _, folder, _, _ = checkpoints["MobileBertModel", "released"]
+    changed = tmp_path / "changed"
+    shutil.copytree(folder, changed)
+    config = json.loads((changed / "config.json").read_text())
+    config[field] = value
+    (changed / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConversionError, match=f"{field}={value!r}"):
+        kzoo.MobileBertBackbone.from_preset(str(changed))
+
