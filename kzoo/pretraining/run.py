@@ -551,6 +551,10 @@ class Run:
             folder = checkpoints.write_checkpoint(self.output, step, arrays,
                                                   state)
             checkpoints.prune(self.output, self.options["keep_checkpoints"])
+            if self.remote is not None:
+                self.remote.publish_checkpoint(
+                    folder, self.metrics_path,
+                    self.options["keep_checkpoints"])
         self.engine.barrier(f"checkpoint {step}")
 
     # --- the steps ---------------------------------------------------------
@@ -571,10 +575,6 @@ class Run:
                 latest += 1
                 mine = latest
                 self.stream.restore(copy.deepcopy(start))
-            if self.remote is not None:
-                self.remote.publish_checkpoint(
-                    folder, self.metrics_path,
-                    self.options["keep_checkpoints"])
             index = first
             while True:
                 with self.feed_lock:
@@ -662,6 +662,13 @@ class Run:
         preset_dir = self.output / PRESET_FOLDER
         if engine.chief:
             preset_dir = self._save_preset()
+            if self.remote is not None:
+                self.remote.publish_folder(self.tensorboard_dir,
+                                           TENSORBOARD_FOLDER)
+                preset_dir = self.remote.publish_folder(preset_dir,
+                                                        PRESET_FOLDER)
+        elif self.remote is not None:
+            preset_dir = storage.join(self.remote.url, PRESET_FOLDER)
         engine.barrier("preset saved")
         trained = [r for r in self.history]
         if self._temporary is not None:
@@ -683,13 +690,6 @@ class Run:
             "recipe": {name: options[name]
                        for name in RECIPE_OPTIONS + ("mask_rate",)},
             "evaluation": self.evaluations[-1] if self.evaluations else None,
-            if self.remote is not None:
-                self.remote.publish_folder(self.tensorboard_dir,
-                                           TENSORBOARD_FOLDER)
-                preset_dir = self.remote.publish_folder(preset_dir,
-                                                        PRESET_FOLDER)
-        elif self.remote is not None:
-            preset_dir = storage.join(self.remote.url, PRESET_FOLDER)
             "preset": str(preset_dir),
             "output": self.remote.url if self.remote else str(self.output),
             "parameters": self.parameters,
