@@ -60,7 +60,8 @@ Sections:
   (transformers: `torch.autocast` to bfloat16), the same masked batches
   for both (made once by kzoo's stream, cycled; no data feed in the
   timed steps). The ceiling, a 4096x512 @ 512x2048 matmul in float32 and
-  bfloat16 on each backend, is timed in the same run; per row: tokens/s,
+  bfloat16 (the dtypes of `--speed-precisions`) on each backend, is timed
+  in the same run; per row: tokens/s,
   achieved GFLOP/s (`kzoo.pretraining.throughput`'s honest count:
   non-embedding parameters plus attention, the same count for both
   libraries) and its fraction of the machine's ceiling (the fastest
@@ -607,6 +608,13 @@ def load_batches(path):
     return [tuple(batches[i]) for i in sorted(batches)]
 
 
+def ceiling_dtypes(precisions):
+    """The matmul dtypes whose ceiling the precisions timed are held to."""
+    return [dtype for dtype, precision in (("float32", "float32"),
+                                           ("bfloat16", "mixed_bfloat16"))
+            if precision in precisions]
+
+
 def timed_median(step, steps, skip):
     """Median seconds of `step()` over steps skip+1..steps (1-based)."""
     import statistics
@@ -644,7 +652,7 @@ def speed_child_kzoo(spec):
     from kzoo.training import AdamW
     batches = load_batches(spec["batches"])
     result = {"ceiling": {dtype: keras_matmul_gflops(spec["matmul"], dtype)
-                          for dtype in ("float32", "bfloat16")}}
+                          for dtype in ceiling_dtypes(spec["precisions"])}}
     objective = OBJECTIVES["mlm"]
     for precision in spec["precisions"]:
         keras.config.set_dtype_policy(precision)
@@ -708,8 +716,8 @@ def speed_child_transformers(spec):
             "labels": torch.from_numpy(labels)})
     m, k, n = spec["matmul"]
     result = {"ceiling": {}}
-    for name, dtype in (("float32", torch.float32),
-                        ("bfloat16", torch.bfloat16)):
+    for name in ceiling_dtypes(spec["precisions"]):
+        dtype = getattr(torch, name)
         a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
         result["ceiling"][name] = 2 * m * k * n / timed_median(
             lambda: a @ b, 6, 1) / 1e9
@@ -775,7 +783,7 @@ def section_speed(args):
             runs[("kzoo", backend)] = run_speed_child("kzoo", backend, spec)
         rows = {key: value for key, value in runs.items() if value}
         ceiling = {dtype: max(r["ceiling"][dtype] for r in rows.values())
-                   for dtype in ("float32", "bfloat16")}
+                   for dtype in ceiling_dtypes(args.speed_precisions)}
         for dtype in ceiling:
             each = ", ".join(f"{library} on {backend} "
                              f"{r['ceiling'][dtype]:,.1f}"
