@@ -3,21 +3,25 @@ into S3, pretrained with checkpoints and the preset on S3, against a real
 S3 API (moto's server, started here on loopback), and equal to the same
 run on local folders.
 
-On every backend: prepare s3:// text into an s3:// corpus, pretrain with
-checkpoints on s3://, kill after a committed checkpoint, leave a later
-checkpoint without its commit marker (an upload cut short), resume, and
-compare with the same run on local paths (per-step losses and final
-weights within 1e-6), the preset loaded from its URL. Once (the commit
-protocol on `memory://` and the bad inputs do not depend on the backend):
-what a failed upload leaves, and each bad input's one-line error."""
+Prepare s3:// text into an s3:// corpus, pretrain with checkpoints on
+s3://, kill after a committed checkpoint, leave a later checkpoint
+without its commit marker (an upload cut short), resume, and compare
+with the same run on local paths (per-step losses and final weights
+within 1e-6), the preset loaded from its URL; what a failed upload
+leaves (the commit protocol on `memory://`), and each bad input's
+one-line error. All once: what goes through storage is files and NumPy
+arrays, whatever the backend (checked on torch, jax and tensorflow when
+written), and test_resume.py holds each backend's exact resume."""
 
 import json
 import os
 import sys
 from pathlib import Path
 
+import fsspec  # the kzoo[cloud] extra (in dev)
 import numpy as np
 import pytest
+import s3fs
 
 import pretraining_testing
 from kzoo.corpus import Corpus, prepare_corpus
@@ -27,8 +31,7 @@ from kzoo.pretraining.run import pretrain
 from kzoo.utils import storage
 from kzoo.utils.storage import COMMIT_MARKER, StorageError
 
-fsspec = pytest.importorskip("fsspec")  # the kzoo[cloud] extra
-s3fs = pytest.importorskip("s3fs")
+pytestmark = pytest.mark.once
 
 STEPS = 4
 OPTIONS = dict(objective="mlm", from_scratch=True, max_steps=STEPS,
@@ -166,8 +169,7 @@ def test_prepare_pretrain_kill_and_resume_on_s3_equal_the_local_run(
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-# --- the commit protocol (memory://: no server, no backend) --------------
-@pytest.mark.once
+# --- the commit protocol (memory://: no server) ---------------------------
 def test_a_failed_upload_leaves_no_marker_and_no_files(tmp_path,
                                                         monkeypatch):
     folder = tmp_path / "folder"
@@ -202,7 +204,6 @@ def test_a_failed_upload_leaves_no_marker_and_no_files(tmp_path,
         storage.download_committed(url, tmp_path / "copy2")
 
 
-@pytest.mark.once
 def test_a_corpus_without_its_marker_is_refused_in_one_line(tmp_path):
     fs = fsspec.filesystem("memory")
     fs.pipe("/half-corpus/manifest.json", b"{}")
@@ -215,7 +216,6 @@ def test_a_corpus_without_its_marker_is_refused_in_one_line(tmp_path):
 
 
 # --- bad input (S3; nothing written there) ---------------------------------
-@pytest.mark.once
 def test_bad_urls_and_credentials_are_refused_before_any_work(
         s3, local_run, monkeypatch, tmp_path):
     _, preset, text = local_run
