@@ -18,11 +18,11 @@ class RemBertTokenizer(AlbertTokenizer):
     `<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]`, wherever the model holds
     them (the released `sentencepiece.model` of 250,300 pieces has
     `[CLS]`=312 and `[SEP]`=313, its config's `bos_token_id` and
-    `eos_token_id`). Typed in a text, each is its one id, and a space next
-    to it is no piece of its own (as kzoo's ALBERT tokenizer;
+    `eos_token_id`). Typed in a text, each is its one id, and the space
+    before it is no piece of its own (as kzoo's ALBERT tokenizer;
     transformers 5's `RemBertTokenizer` built from the
-    `sentencepiece.model` keeps such a space as a lone "▁" piece: the
-    only difference the tests find).
+    `sentencepiece.model` keeps that space as a lone "▁" piece: the only
+    difference the tests find).
 
     Args:
         proto: path to the `sentencepiece.model`. None when the file comes
@@ -43,7 +43,7 @@ class RemBertTokenizer(AlbertTokenizer):
         vocabulary_size=300)
     ids = np.asarray(tokenizer("The [MASK] sat.")).tolist()
     assert tokenizer.mask_token_id in ids   # typed, it is its one id
-    assert tokenizer.detokenize(tokenizer("Emma SMILED")) == "Emma SMILED"
+    assert tokenizer.detokenize(tokenizer("Emma smiled")) == "Emma smiled"
     ```
     """
 

@@ -59,22 +59,21 @@ def test_ids_match_transformers_eagerly_and_in_tf_data(tokenizer, reference):
 
 def test_typed_specials_are_one_id_without_a_lone_space_piece(tokenizer,
                                                               reference):
-    """A space next to a typed special token is no piece of its own in
+    """The space before a typed special token is no piece of its own in
     kzoo (as kzoo's ALBERT and XLM-R, and transformers' ALBERT, whose
     `[MASK]` takes the space before it); transformers 5's RemBertTokenizer
-    built from a sentencepiece.model keeps each such space as a lone "▁"
-    piece. Otherwise the ids are the same."""
+    built from a sentencepiece.model keeps it as a lone "▁" piece.
+    Otherwise the ids are the same (a word after a special token starts
+    with "▁" in both)."""
     specials = set(SPECIAL_IDS.values())
     lone_space = reference.convert_tokens_to_ids("\u2581")
     for text in TYPED_SPECIALS:
         ids = reference(text, add_special_tokens=False)["input_ids"]
-        near_special = [
-            i == lone_space and (
-                (k > 0 and ids[k - 1] in specials)
-                or (k + 1 < len(ids) and ids[k + 1] in specials))
-            for k, i in enumerate(ids)]
-        assert any(near_special), text  # the difference is real
-        expected = [i for i, drop in zip(ids, near_special) if not drop]
+        before_special = [i == lone_space and k + 1 < len(ids)
+                          and ids[k + 1] in specials
+                          for k, i in enumerate(ids)]
+        assert any(before_special), text  # the difference is real
+        expected = [i for i, drop in zip(ids, before_special) if not drop]
         assert id_lists(tokenizer([text]))[0] == expected, text
 
 
