@@ -14,7 +14,6 @@ import time
 import numpy as np
 import pytest
 
-import warm_python
 from kzoo.corpus import Corpus, CorpusError, merge_parts, prepare_corpus
 from kzoo.corpus.partition import group_units, split_parts
 from kzoo.corpus.shards import SHARDS_FOLDER, write_manifest, write_shard
@@ -261,11 +260,13 @@ def test_two_thousand_shards_stream_under_an_open_files_limit_of_256(
     folder = synthetic_corpus(tmp_path / "corpus", [[2]] * 2000)
     # A process of its own (the limit is per process), forked from a warm
     # interpreter (tests/warm_python.py): a fresh one imported TensorFlow,
-    # Keras and jax again first (kzoo.corpus imports kzoo).
-    tests = os.path.dirname(os.path.dirname(__file__))  # (warm_python)
+    # Keras and jax again first (kzoo.corpus imports kzoo). Imported here:
+    # the child, and scripts/benchmark_pretraining.py's, import this
+    # module for RowStream with only this folder on their path.
+    import warm_python
     done = warm_python.run(
         ["-c", UNDER_LIMIT, str(folder), os.path.dirname(__file__)],
-        warm_python.environment(path=[tests]), timeout=900)
+        warm_python.environment(), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["seen"] == result["documents"] == 2000
