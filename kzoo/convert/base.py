@@ -38,7 +38,9 @@ this module imports one only through that list.
 
 import importlib
 import re
+import shutil
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -295,6 +297,41 @@ def layer_norm(prefix, norm, group, part="backbone", **kwargs):
     ]
 
 
+# transformers' names for the modules of a BERT-style encoder block
+# (BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v2/v3, under
+# `encoder.layer.<i>`): each part of a kzoo.layers block
+# (`transformer_block_specs`) -> its module.
+BERT_BLOCK_NAMES = {
+    "query": "attention.self.query", "key": "attention.self.key",
+    "value": "attention.self.value",
+    "attention_output": "attention.output.dense",
+    "attention_norm": "attention.output.LayerNorm",
+    "intermediate": "intermediate.dense", "output": "output.dense",
+    "output_norm": "output.LayerNorm",
+}
+
+
+def transformer_block_specs(prefix, block, group, names=BERT_BLOCK_NAMES):
+    """The specs of a kzoo.layers transformer block's attention
+    projections, feed-forward layers and norms, in `names`' order, each
+    under the module name `names` gives its part (`BERT_BLOCK_NAMES`'
+    keys) below `prefix`. A part `names` leaves out is the caller's to
+    map (DeBERTa's projections)."""
+    attention = block.attention
+    layers = {"query": attention.query_dense, "key": attention.key_dense,
+              "value": attention.value_dense,
+              "attention_output": attention.output_dense,
+              "attention_norm": block.attention_layer_norm,
+              "intermediate": block.intermediate_dense,
+              "output": block.output_dense,
+              "output_norm": block.output_layer_norm}
+    specs = []
+    for part, name in names.items():
+        spec = layer_norm if part.endswith("_norm") else linear
+        specs += spec(f"{prefix}.{name}", layers[part], group)
+    return specs
+
+
 def masked_lm_head(head, dense, norm, bias, decoder_bias=None,
                    group="mlm head"):
     """The specs of a `kzoo.layers.MaskedLMHead`: its transform (`dense`),
@@ -449,6 +486,18 @@ class Converter:
                 f"{tokenizer.vocabulary_size} tokens but vocab_size is "
                 f"{size}: the config disagrees with the tokenizer.")
         return tokenizer
+
+    def copied_tokenizer_file(self, checkpoint, preset_dir, report, name):
+        """The checkpoint's tokenizer file `name` (a SentencePiece model)
+        copied into the preset folder: its path there; None, noted in the
+        report, where the checkpoint has none (a tokenizer.json alone
+        lacks the model's normalization rules)."""
+        if not checkpoint.has(name):
+            report.notes.append(f"no {name}: the preset has no tokenizer")
+            return None
+        path = Path(preset_dir) / name
+        shutil.copyfile(checkpoint.file(name), path)
+        return path
 
     def mapped_kwargs(self, hf_config):
         """The backbone arguments `config_fields` names, read from

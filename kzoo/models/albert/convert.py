@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kzoo.convert.base import (
     classifier_kwargs, embedding, layer_norm, linear,
-    masked_lm_head, register_converter)
+    masked_lm_head, register_converter, transformer_block_specs)
 from kzoo.models.bert.convert import _EXPORT_ACTIVATIONS, BertLayout
 from kzoo.core.classification import hf_config_fields
 
@@ -59,6 +59,14 @@ _SPECIAL_TOKENS = {"bos_token": "[CLS]", "eos_token": "[SEP]",
                    "mask_token": "[MASK]"}
 
 _HEAD_TASKS = ("AlbertMaskedLM", "AlbertPretrainer")
+# transformers' names for the modules of a shared block
+# (`transformer_block_specs`).
+_BLOCK_NAMES = {
+    "query": "attention.query", "key": "attention.key",
+    "value": "attention.value", "attention_output": "attention.dense",
+    "attention_norm": "attention.LayerNorm", "intermediate": "ffn",
+    "output": "ffn_output", "output_norm": "full_layer_layer_norm",
+}
 _DROPOUT_ARCHITECTURES = ("AlbertForPreTraining",
                           "AlbertForSequenceClassification")
 
@@ -121,34 +129,11 @@ class AlbertConverter(BertLayout):
         ]
         for g in range(backbone.num_groups):
             for j in range(backbone.num_inner_repetitions):
-                block = backbone.shared_block(g, j)
-                hf = f"encoder.albert_layer_groups.{g}.albert_layers.{j}"
-                group = f"group {g} layer {j}"
-                attention = block.attention
-                specs += [
-                    *linear(f"{hf}.attention.query", attention.query_dense,
-                            group),
-                    *linear(f"{hf}.attention.key", attention.key_dense,
-                            group),
-                    *linear(f"{hf}.attention.value", attention.value_dense,
-                            group),
-                    *linear(f"{hf}.attention.dense", attention.output_dense,
-                            group),
-                    *layer_norm(f"{hf}.attention.LayerNorm",
-                                block.attention_layer_norm, group),
-                    *linear(f"{hf}.ffn", block.intermediate_dense, group),
-                    *linear(f"{hf}.ffn_output", block.output_dense, group),
-                    *layer_norm(f"{hf}.full_layer_layer_norm",
-                                block.output_layer_norm, group),
-                ]
-        no_pooler = any(a in self.no_pooler_architectures
-                        for a in config.get("architectures") or [])
-        specs += linear(
-            "pooler", layer("pooler"), "pooler",
-            optional=("the checkpoint's architecture has no pooler; "
-                      "pooled_output is untrained") if no_pooler else None,
-            export=not no_pooler)
-        return specs
+                specs += transformer_block_specs(
+                    f"encoder.albert_layer_groups.{g}.albert_layers.{j}",
+                    backbone.shared_block(g, j), f"group {g} layer {j}",
+                    _BLOCK_NAMES)
+        return specs + self.pooler_specs("pooler", layer("pooler"), config)
 
     def head_specs(self, task, task_name, config):
         specs = []
@@ -176,12 +161,10 @@ class AlbertConverter(BertLayout):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.albert.tokenizer import AlbertTokenizer
-        if not checkpoint.has("spiece.model"):
-            report.notes.append(
-                "no spiece.model: the preset has no tokenizer")
+        path = self.copied_tokenizer_file(checkpoint, preset_dir, report,
+                                          "spiece.model")
+        if path is None:
             return None
-        path = Path(preset_dir) / "spiece.model"
-        shutil.copyfile(checkpoint.file("spiece.model"), path)
         settings = checkpoint.json("tokenizer_config.json") or {}
         lowercase = bool(settings.get("do_lower_case", True))
         keep_accents = bool(settings.get("keep_accents", False))

@@ -36,7 +36,7 @@ import numpy as np
 
 from kzoo.convert.base import (
     Converter, classifier_kwargs, embedding, layer_norm, linear,
-    masked_lm_head, register_converter)
+    masked_lm_head, register_converter, transformer_block_specs)
 from kzoo.convert.errors import ConversionError
 from kzoo.convert.safetensors import save_file
 from kzoo.core.classification import hf_config_fields
@@ -135,21 +135,31 @@ class BertLayout(Converter):
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "BertTextClassifier":
-            dropout = config.get("classifier_dropout")
-            return {**classifier_kwargs(config),
-                    "dropout": None if dropout is None else float(dropout)}
+            return self.text_classifier_kwargs(config)
         return {}
 
+    def text_classifier_kwargs(self, config):
+        """A `*ForSequenceClassification` checkpoint's classifier: its
+        classes and problem type, and `classifier_dropout` (None: the
+        backbone's hidden dropout, as transformers falls back)."""
+        dropout = config.get("classifier_dropout")
+        return {**classifier_kwargs(config),
+                "dropout": None if dropout is None else float(dropout)}
+
     def backbone_specs(self, backbone, config):
-        specs = self.encoder_specs(backbone)
+        return self.encoder_specs(backbone) + self.pooler_specs(
+            "pooler.dense", backbone.get_layer("pooler"), config)
+
+    def pooler_specs(self, name, pooler, config):
+        """The pooler's specs: optional on import, and not exported, for
+        an architecture that has none (`no_pooler_architectures`)."""
         no_pooler = any(a in self.no_pooler_architectures
                         for a in config.get("architectures") or [])
-        specs += linear(
-            "pooler.dense", backbone.get_layer("pooler"), "pooler",
+        return linear(
+            name, pooler, "pooler",
             optional=("the checkpoint's architecture has no pooler; "
                       "pooled_output is untrained") if no_pooler else None,
             export=not no_pooler)
-        return specs
 
     def encoder_specs(self, backbone):
         """The embeddings' and the blocks' specs (BERT's encoder without
@@ -167,26 +177,9 @@ class BertLayout(Converter):
                         group="embeddings"),
         ]
         for i in range(backbone.num_layers):
-            block = backbone.get_layer(f"transformer_layer_{i}")
-            hf, group = f"encoder.layer.{i}", f"layer {i}"
-            attention = block.attention
-            specs += [
-                *linear(f"{hf}.attention.self.query", attention.query_dense,
-                        group),
-                *linear(f"{hf}.attention.self.key", attention.key_dense,
-                        group),
-                *linear(f"{hf}.attention.self.value", attention.value_dense,
-                        group),
-                *linear(f"{hf}.attention.output.dense",
-                        attention.output_dense, group),
-                *layer_norm(f"{hf}.attention.output.LayerNorm",
-                            block.attention_layer_norm, group),
-                *linear(f"{hf}.intermediate.dense", block.intermediate_dense,
-                        group),
-                *linear(f"{hf}.output.dense", block.output_dense, group),
-                *layer_norm(f"{hf}.output.LayerNorm", block.output_layer_norm,
-                            group),
-            ]
+            specs += transformer_block_specs(
+                f"encoder.layer.{i}",
+                backbone.get_layer(f"transformer_layer_{i}"), f"layer {i}")
         return specs
 
     def head_specs(self, task, task_name, config):

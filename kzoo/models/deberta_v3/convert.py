@@ -35,8 +35,8 @@ import shutil
 from pathlib import Path
 
 from kzoo.convert.base import (
-    Converter, WeightSpec, classifier_kwargs, embedding, layer_norm, linear,
-    register_converter)
+    BERT_BLOCK_NAMES, Converter, WeightSpec, classifier_kwargs, embedding,
+    layer_norm, linear, register_converter, transformer_block_specs)
 from kzoo.models.bert.convert import _ACTIVATIONS, BertLayout
 from kzoo.convert.errors import ConversionError
 
@@ -69,6 +69,11 @@ _MLM_HEADS = {
                  "lm_predictions.lm_head.LayerNorm",
                  "lm_predictions.lm_head.bias"),
 }
+
+# A block's modules after its attention projections (which are DeBERTa's
+# own: query_proj, ..., pos_query_proj) are named as BERT's.
+_AFTER_ATTENTION = {part: name for part, name in BERT_BLOCK_NAMES.items()
+                    if part not in ("query", "key", "value")}
 
 
 def _terms(value):
@@ -220,17 +225,8 @@ class DebertaV3Converter(Converter):
                 if dense is not None:
                     specs += linear(f"{hf}.attention.self.{name}", dense,
                                     group)
-            specs += [
-                *linear(f"{hf}.attention.output.dense",
-                        attention.output_dense, group),
-                *layer_norm(f"{hf}.attention.output.LayerNorm",
-                            block.attention_layer_norm, group),
-                *linear(f"{hf}.intermediate.dense", block.intermediate_dense,
-                        group),
-                *linear(f"{hf}.output.dense", block.output_dense, group),
-                *layer_norm(f"{hf}.output.LayerNorm", block.output_layer_norm,
-                            group),
-            ]
+            specs += transformer_block_specs(hf, block, group,
+                                             _AFTER_ATTENTION)
         return specs
 
     def head_specs(self, task, task_name, config):
@@ -280,11 +276,10 @@ class DebertaV3Converter(Converter):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.deberta_v3.tokenizer import DebertaV3Tokenizer
-        if not checkpoint.has("spm.model"):
-            report.notes.append("no spm.model: the preset has no tokenizer")
+        path = self.copied_tokenizer_file(checkpoint, preset_dir, report,
+                                          "spm.model")
+        if path is None:
             return None
-        path = Path(preset_dir) / "spm.model"
-        shutil.copyfile(checkpoint.file("spm.model"), path)
         report.notes.append("tokenizer: spm.model")
         return self.checked_tokenizer(checkpoint,
                                       lambda: DebertaV3Tokenizer(str(path)))

@@ -28,7 +28,7 @@ The tokenizer is BERT's WordPiece (`vocab.txt`), so the tokenizer half of
 
 from kzoo.convert.base import (
     classifier_kwargs, embedding, layer_norm, linear,
-    masked_lm_head, register_converter)
+    masked_lm_head, register_converter, transformer_block_specs)
 from kzoo.models.bert.convert import (_ACTIVATIONS, _EXPORT_ACTIVATIONS,
                                      BertLayout)
 from kzoo.convert.errors import ConversionError
@@ -44,6 +44,14 @@ HF_DEFAULTS = {
 }
 # Every LayerNorm of Hugging Face's DistilBERT has this epsilon, fixed.
 HF_LAYER_NORM_EPSILON = 1e-12
+# transformers' names for the modules of a block
+# (`transformer_block_specs`).
+_BLOCK_NAMES = {
+    "query": "attention.q_lin", "key": "attention.k_lin",
+    "value": "attention.v_lin", "attention_output": "attention.out_lin",
+    "attention_norm": "sa_layer_norm", "intermediate": "ffn.lin1",
+    "output": "ffn.lin2", "output_norm": "output_layer_norm",
+}
 
 
 @register_converter
@@ -107,22 +115,9 @@ class DistilBertConverter(BertLayout):
                         group="embeddings"),
         ]
         for i in range(backbone.num_layers):
-            block = layer(f"transformer_layer_{i}")
-            hf, group = f"transformer.layer.{i}", f"layer {i}"
-            attention = block.attention
-            specs += [
-                *linear(f"{hf}.attention.q_lin", attention.query_dense, group),
-                *linear(f"{hf}.attention.k_lin", attention.key_dense, group),
-                *linear(f"{hf}.attention.v_lin", attention.value_dense, group),
-                *linear(f"{hf}.attention.out_lin", attention.output_dense,
-                        group),
-                *layer_norm(f"{hf}.sa_layer_norm", block.attention_layer_norm,
-                            group),
-                *linear(f"{hf}.ffn.lin1", block.intermediate_dense, group),
-                *linear(f"{hf}.ffn.lin2", block.output_dense, group),
-                *layer_norm(f"{hf}.output_layer_norm", block.output_layer_norm,
-                            group),
-            ]
+            specs += transformer_block_specs(
+                f"transformer.layer.{i}", layer(f"transformer_layer_{i}"),
+                f"layer {i}", _BLOCK_NAMES)
         return specs
 
     def head_specs(self, task, task_name, config):

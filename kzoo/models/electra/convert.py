@@ -21,8 +21,7 @@ embeddings; ELECTRA has no pooler. Every other tensor:
     classifier.out_proj                         classifier
 """
 
-from kzoo.convert.base import (
-    classifier_kwargs, linear, masked_lm_head, register_converter)
+from kzoo.convert.base import linear, masked_lm_head, register_converter
 from kzoo.models.bert.convert import BertLayout
 
 # Hugging Face ElectraConfig defaults, for configs that leave a field out.
@@ -63,9 +62,7 @@ class ElectraConverter(BertLayout):
     # ------------------------------------------------------------------
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == "ElectraTextClassifier":
-            dropout = config.get("classifier_dropout")
-            return {**classifier_kwargs(config),
-                    "dropout": None if dropout is None else float(dropout)}
+            return self.text_classifier_kwargs(config)
         return {}
 
     def backbone_specs(self, backbone, config):

@@ -23,8 +23,7 @@ import json
 import shutil
 from pathlib import Path
 
-from kzoo.convert.base import (
-    classifier_kwargs, linear, masked_lm_head, register_converter)
+from kzoo.convert.base import linear, masked_lm_head, register_converter
 from kzoo.models.bert.convert import BertLayout
 from kzoo.convert.errors import ConversionError
 from kzoo.models.gpt2.convert import write_bpe_tokenizer
@@ -104,9 +103,7 @@ class RobertaConverter(BertLayout):
 
     def task_kwargs(self, task_name, config, checkpoint=None):
         if task_name == self.classifier_task:
-            dropout = config.get("classifier_dropout")
-            return {**classifier_kwargs(config),
-                    "dropout": None if dropout is None else float(dropout)}
+            return self.text_classifier_kwargs(config)
         return {}
 
     def head_specs(self, task, task_name, config):

@@ -9,7 +9,6 @@ model, `sentencepiece.bpe.model`, copied as it is both ways.
 """
 
 import shutil
-from pathlib import Path
 
 from kzoo.convert.base import register_converter
 from kzoo.models.roberta.convert import HF_DEFAULTS, RobertaConverter
@@ -41,14 +40,10 @@ class XLMRobertaConverter(RobertaConverter):
 
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.xlm_roberta.tokenizer import XLMRobertaTokenizer
-        if not checkpoint.has(_SPM_FILE):
-            # A tokenizer.json alone holds the pieces and scores but not
-            # the SentencePiece model's normalization rules.
-            report.notes.append(
-                f"no {_SPM_FILE}: the preset has no tokenizer")
+        path = self.copied_tokenizer_file(checkpoint, preset_dir, report,
+                                          _SPM_FILE)
+        if path is None:
             return None
-        path = Path(preset_dir) / _SPM_FILE
-        shutil.copyfile(checkpoint.file(_SPM_FILE), path)
         report.notes.append(f"tokenizer: SentencePiece from {_SPM_FILE}")
         return self.checked_tokenizer(
             checkpoint, lambda: XLMRobertaTokenizer(str(path)))
