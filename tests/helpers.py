@@ -439,3 +439,17 @@ def run_guide_smoke(guide, timeout, backend=None):
     text = output.stdout + output.stderr
     assert output.returncode == 0, text[-3000:]
     return text
+
+
+# ----------------------------------------------------------------------
+# Pretraining streams
+# ----------------------------------------------------------------------
+def toy_batch(examples, seed):
+    """A toy `BatchStream.finish`: the examples stacked, plus `noise`,
+    one draw per example from the batch's own `seed` (so a test sees
+    which seed each batch got); no labels or weights."""
+    from kzoo.pretraining.streams.base import stack_examples
+    x = stack_examples(examples)
+    x["noise"] = np.random.default_rng(seed).integers(
+        1 << 30, size=len(examples))
+    return x, None, None

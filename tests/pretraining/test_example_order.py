@@ -7,9 +7,10 @@ examples; processes split each global batch; batches mix documents."""
 import numpy as np
 import pytest
 
+from helpers import toy_batch
 from kzoo.corpus import Corpus
 from kzoo.corpus.shards import SHARDS_FOLDER, write_manifest, write_shard
-from kzoo.pretraining.streams.base import BatchStream, stack_examples
+from kzoo.pretraining.streams.base import BatchStream
 
 pytestmark = pytest.mark.once
 
@@ -29,10 +30,7 @@ class ChunkStream(BatchStream):
                     self.rng.integers(1 << 30))}
 
     def finish(self, examples, seed):
-        x = stack_examples(examples)
-        x["noise"] = np.random.default_rng(seed).integers(
-            1 << 30, size=len(examples))
-        return x, None, None
+        return toy_batch(examples, seed)
 
 
 @pytest.fixture(scope="module")

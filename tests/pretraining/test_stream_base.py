@@ -5,9 +5,10 @@ restored state makes again, and processes that split each global batch."""
 import numpy as np
 import pytest
 
+from helpers import toy_batch
 from kzoo.corpus import Corpus
 from kzoo.corpus.shards import SHARDS_FOLDER, write_manifest, write_shard
-from kzoo.pretraining.streams.base import BatchStream, stack_examples
+from kzoo.pretraining.streams.base import BatchStream
 
 pytestmark = pytest.mark.once
 
@@ -30,10 +31,7 @@ class SentenceStream(BatchStream):
                 "draw": np.array(self.rng.integers(1 << 30))}
 
     def finish(self, examples, seed):
-        x = stack_examples(examples)
-        x["noise"] = np.random.default_rng(seed).integers(
-            1 << 30, size=len(examples))
-        return x, None, None
+        return toy_batch(examples, seed)
 
 
 @pytest.fixture(scope="module")
