@@ -31,7 +31,7 @@ the processes and row groups that START divides among.
 
 import math
 
-from kzoo.pretraining.config import PretrainingError
+from kzoo.pretraining.errors import PretrainingError
 
 
 def parse_ramp(value, source="arguments"):

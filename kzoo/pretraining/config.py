@@ -15,11 +15,7 @@ import json
 import math
 from pathlib import Path
 
-
-class PretrainingError(ValueError):
-    """A pretraining run that cannot start or go on: the message names the
-    file or option and what to do."""
-
+from kzoo.pretraining.errors import PretrainingError  # noqa: F401 (re-exported)
 
 # name: (default, type, help). `None` defaults mean "not set".
 OPTIONS = {
