@@ -61,8 +61,10 @@ def add_arguments(parser):
     for name, kind in _FLAGS.items():
         default, _, help_text = OPTIONS[name]
         shown = "" if default is None else f" (default {default})"
+        # argparse formats help with %: a literal percent sign is doubled.
         parser.add_argument(f"--{name.replace('_', '-')}", type=kind,
-                            default=None, help=help_text + shown)
+                            default=None,
+                            help=(help_text + shown).replace("%", "%%"))
     parser.add_argument("--from-scratch", action="store_true", default=None,
                         help=OPTIONS["from_scratch"][2])
     parser.add_argument("--overwrite", action="store_true", default=None,
@@ -94,8 +96,8 @@ def run(args):
     from kzoo.corpus import CorpusError
     from kzoo.pretraining.config import PretrainingError
     from kzoo.pretraining.run import pretrain, resolved_run_options
-    options = {name: getattr(args, name) for name in _FLAGS}
     from kzoo.utils.storage import StorageError
+    options = {name: getattr(args, name) for name in _FLAGS}
     options["from_scratch"] = args.from_scratch
     options["overwrite"] = args.overwrite
     options["extend_schedule"] = args.extend_schedule
