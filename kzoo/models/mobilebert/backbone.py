@@ -42,8 +42,8 @@ class MobileBertBackbone(Backbone):
         pooled_output: `(batch, hidden_dim)`, see above.
 
     Args:
-        vocabulary_size, num_layers, max_sequence_length, num_segments,
-            initializer_range: as `BertBackbone`'s.
+        vocabulary_size, num_layers, max_sequence_length: as
+            `BertBackbone`'s, as are num_segments and initializer_range.
         num_heads: attention heads over `bottleneck_dim`.
         hidden_dim: the width between blocks (512).
         intermediate_dim: each feed-forward network's inner width (512).
