@@ -59,9 +59,6 @@ def reference_gradients(backbone, ids_rows, targets, chunk):
     return gradients
 
 
-# The cut is a stop_gradient inside each backend's own scan: on every
-# backend (tests/models is `once` otherwise, conftest.py).
-@pytest.mark.every_backend
 def test_one_step_follows_fastais_chunked_gradient():
     keras.utils.set_random_seed(3)
     backbone = kzoo.AwdLstmBackbone(**TINY, gradient_chunk=CHUNK)
@@ -98,6 +95,7 @@ def test_one_step_follows_fastais_chunked_gradient():
                                    err_msg=variable.path)
 
 
+@pytest.mark.once
 def test_the_classifier_cuts_at_fastais_72_token_chunks():
     lm = kzoo.AwdLstmLanguageModel(kzoo.AwdLstmBackbone(**TINY))
     assert ulmfit.classifier_from_language_model(
