@@ -47,13 +47,6 @@ class ProjectedLSTM(keras.layers.Layer):
             off in inference.
         kernel_initializer, recurrent_initializer, projection_initializer:
             how new weights start; the forget-gate bias starts at 1.
-        gradient_chunk: truncated back-propagation through time in
-            chunks of this many steps (counted from the loop's first):
-            the state carried into each chunk is the one the previous
-            chunk left (the outputs are unchanged), but no gradient flows
-            back through it, as when a sequence is fed in chunks with the
-            state detached between them (fastai's `SentenceEncoder` over
-            `AWD_LSTM`). None: the gradient flows through every step.
 
     Call: `(inputs, mask=None, initial_state=None, training=None)`; inputs
     `(batch, time, features)`, mask `(batch, time)`, initial state
@@ -75,8 +68,7 @@ class ProjectedLSTM(keras.layers.Layer):
                  batch_size=None, kernel_initializer="glorot_uniform",
                  recurrent_initializer="glorot_uniform",
                  projection_initializer="glorot_uniform",
-                 recurrent_kernel_dropout=0.0, seed=None,
-                 gradient_chunk=None, **kwargs):
+                 recurrent_kernel_dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
         if stateful and not batch_size:
             raise ValueError(
@@ -102,13 +94,6 @@ class ProjectedLSTM(keras.layers.Layer):
             raise ValueError(
                 f"{self.name}: recurrent_kernel_dropout must be in [0, 1); "
                 f"got {recurrent_kernel_dropout!r}.")
-        if gradient_chunk is not None and (
-                isinstance(gradient_chunk, bool) or
-                not isinstance(gradient_chunk, int) or gradient_chunk < 1):
-            raise ValueError(
-                f"{self.name}: gradient_chunk must be a whole number of "
-                f"steps >= 1, or None; got {gradient_chunk!r}.")
-        self.gradient_chunk = gradient_chunk
         self.seed = seed
         self.seed_generator = None
         if self.recurrent_kernel_dropout > 0:
@@ -221,22 +206,9 @@ class ProjectedLSTM(keras.layers.Layer):
         if self.go_backwards:
             products = ops.flip(products, axis=0)
             steps_mask = ops.flip(steps_mask, axis=0)
-        inputs_per_step = (products, steps_mask)
-        if self.gradient_chunk is not None:
-            # The steps where a chunk after the first begins.
-            steps = ops.arange(ops.shape(products)[0])
-            inputs_per_step += (ops.reshape(ops.logical_and(
-                ops.equal(steps % self.gradient_chunk, 0), steps > 0),
-                (-1, 1, 1)),)
 
         def body(state, step_inputs):
-            x_t, real = step_inputs[:2]
-            if self.gradient_chunk is not None:
-                # A chunk starts from the state the last one left,
-                # detached.
-                state = tuple(
-                    ops.where(step_inputs[2], ops.stop_gradient(s), s)
-                    for s in state)
+            x_t, real = step_inputs
             h, c = self.step(state, x_t, recurrent_kernel)
             # A padded step keeps the state and outputs zeros.
             h = ops.where(real, h, state[0])
@@ -246,7 +218,7 @@ class ProjectedLSTM(keras.layers.Layer):
             return (h, c), (ops.where(real, h, ops.zeros_like(h)), c)
 
         (h, c), (outputs, _) = ops.scan(body, tuple(initial_state),
-                                        inputs_per_step)
+                                        (products, steps_mask))
         if self.go_backwards:
             outputs = ops.flip(outputs, axis=0)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (batch, time, out)
@@ -276,7 +248,7 @@ class ProjectedLSTM(keras.layers.Layer):
             "go_backwards": self.go_backwards, "stateful": self.stateful,
             "batch_size": self.batch_size,
             "recurrent_kernel_dropout": self.recurrent_kernel_dropout,
-            "seed": self.seed, "gradient_chunk": self.gradient_chunk,
+            "seed": self.seed,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer),
             "recurrent_initializer": keras.initializers.serialize(

@@ -29,11 +29,8 @@ What differs from fastai's implementation (and why):
   vocabulary (`convert_weights`: rows of new words start at the mean);
 - no AR/TAR activation regularisation;
 - the classifier reads up to 1,440 tokens of a document in one pass
-  where fastai reads them in 72-token chunks, carrying the state: the
-  same outputs, and the same gradient (cut at each chunk's start, as
-  fastai's detached state cuts it); but one dropout mask per document
-  where fastai draws one per chunk, and the first 1,440 tokens of a
-  longer document where fastai pools over its last
+  where fastai reads them in BPTT chunks, carrying the state: the same
+  outputs, but fastai cuts the gradient between chunks
   (`classifier_from_language_model`).
 
 Example:
@@ -76,12 +73,9 @@ CLASSIFIER_DROPOUTS = {"embedding_dropout": 0.05, "input_dropout": 0.4,
 # ULMFiT's language-model window, in tokens (the paper's and fastai v1's
 # `bptt`; fastai v2's `seq_len` is 72).
 BPTT = 70
-# The chunks fastai's classifier reads a document in
-# (`get_text_classifier(seq_len=72)`, its `SentenceEncoder`'s `bptt`).
-CLASSIFIER_CHUNK = 72
 # The most tokens of a document fastai's classifier pools over
 # (`get_text_classifier(max_len=72 * 20)`).
-MAX_LENGTH = 20 * CLASSIFIER_CHUNK
+MAX_LENGTH = 72 * 20
 # Texts tokenized at a time when cutting a corpus into windows.
 _TOKENIZE_BATCH = 256
 
@@ -208,8 +202,7 @@ def fine_tune_language_model(lm, texts, epochs=1, batch_size=32,
 
 def classifier_from_language_model(lm, num_classes,
                                    sequence_length=MAX_LENGTH,
-                                   dropouts=CLASSIFIER_DROPOUTS,
-                                   gradient_chunk=CLASSIFIER_CHUNK, **kwargs):
+                                   dropouts=CLASSIFIER_DROPOUTS, **kwargs):
     """Stage 3's model: a new `AwdLstmTextClassifier` whose encoder starts
     from the language model's (with the classifier's dropouts), reading
     text with the language model's tokenizer: up to `sequence_length`
@@ -220,18 +213,11 @@ def classifier_from_language_model(lm, num_classes,
     fastai's `SentenceEncoder` feeds a long document to the LSTMs in
     chunks of 72 tokens, carrying their state from one chunk to the next,
     which computes what one pass over the whole document does; kzoo makes
-    that one pass. Its `AWD_LSTM` detaches the state it carries
-    (`self.hidden = to_detach(new_hidden)`), so in training no gradient
-    crosses a chunk's start: each chunk's outputs train the weights
-    through that chunk's steps alone. kzoo cuts the gradient at the same
-    places (`gradient_chunk`, 72 by default: the backbone's LSTMs stop
-    the gradient of the state carried into each chunk; None
-    back-propagates through the whole document). What differs: fastai
-    draws new dropout masks for each chunk, kzoo one per document; and
-    fastai reads all of a longer document (the state of the chunks
-    before the last `max_len` tokens carried, their outputs dropped) and
-    pools over its last `max_len` tokens, kzoo reads and pools its first
-    `sequence_length`.
+    that one pass. Two differences, both in training only: fastai cuts
+    the gradient at each chunk boundary and draws new dropout masks per
+    chunk, where kzoo back-propagates through the whole document with one
+    mask. fastai reads all of a longer document and pools over its last
+    `max_len` tokens; kzoo reads and pools its first `sequence_length`.
 
     Example:
     ```python
@@ -241,12 +227,10 @@ def classifier_from_language_model(lm, num_classes,
     np.testing.assert_array_equal(
         classifier.backbone.get_weights()[0], lm.backbone.get_weights()[0])
     assert classifier.preprocessor.sequence_length == 1440
-    assert classifier.backbone.gradient_chunk == 72
     assert classifier.predict(texts[:2], verbose=0).shape == (2, 2)
     ```
     """
-    config = {**lm.backbone.get_config(), **dropouts,
-              "gradient_chunk": gradient_chunk}
+    config = {**lm.backbone.get_config(), **dropouts}
     config.pop("name", None)
     backbone = AwdLstmBackbone.from_config(config)
     backbone.set_weights(lm.backbone.get_weights())

@@ -8,7 +8,7 @@ from keras import ops
 from kzoo.distribution.layouts import EMBEDDING
 from kzoo.layers import ProjectedLSTM, RowDropoutEmbedding
 from kzoo.core.arguments import (
-    FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError, Optional)
+    FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError)
 from kzoo.core.backbone import Backbone
 from kzoo.core.registry import register
 
@@ -70,10 +70,6 @@ class AwdLstmBackbone(Backbone):
         embedding_dropout, input_dropout, hidden_dropout, weight_dropout:
             fastai's `embed_p`, `input_p`, `hidden_p`, `weight_p`; the
             defaults are its `AWD_LSTM` constructor's.
-        gradient_chunk: back-propagate through each LSTM in chunks of
-            this many tokens, the state carried between them but not the
-            gradient (`ProjectedLSTM`), as fastai's classifier reads a
-            document (72-token chunks); None: through the whole sequence.
 
     Example:
     ```python
@@ -99,14 +95,13 @@ class AwdLstmBackbone(Backbone):
         "input_dropout": FRACTION,
         "hidden_dropout": FRACTION,
         "weight_dropout": FRACTION,
-        "gradient_chunk": Optional(POSITIVE_INT),
     }
     argument_rules = ()
 
     def __init__(self, vocabulary_size, embedding_dim=400, lstm_dim=1152,
                  num_layers=3, pad_token_id=1, embedding_dropout=0.1,
                  input_dropout=0.6, hidden_dropout=0.2, weight_dropout=0.5,
-                 gradient_chunk=None, dtype=None, **kwargs):
+                 dtype=None, **kwargs):
         # === Layers ===
         init = keras.initializers.RandomUniform(-EMBEDDING_INIT_RANGE,
                                                 EMBEDDING_INIT_RANGE)
@@ -124,8 +119,7 @@ class AwdLstmBackbone(Backbone):
             lstms.append(ProjectedLSTM(
                 width, kernel_initializer=uniform,
                 recurrent_initializer=uniform,
-                recurrent_kernel_dropout=weight_dropout,
-                gradient_chunk=gradient_chunk, dtype=dtype,
+                recurrent_kernel_dropout=weight_dropout, dtype=dtype,
                 name=f"lstm_{i}"))
             if i < num_layers - 1:
                 hidden_dps.append(locked_dropout(
