@@ -178,10 +178,16 @@ def run_guide(name, backend, smoke, guide_arguments, timeout):
     environment.pop("KZOO_GUIDE_SMOKE", None)  # the command says the mode
     with tempfile.TemporaryDirectory(prefix=f"record_{name}_") as folder:
         start = time.monotonic()
-        result = subprocess.run(
-            [sys.executable, str(GUIDES / f"{name}.py"), *arguments],
-            cwd=folder, env=environment, capture_output=True,
-            timeout=timeout)
+        try:
+            result = subprocess.run(
+                [sys.executable, str(GUIDES / f"{name}.py"), *arguments],
+                cwd=folder, env=environment, capture_output=True,
+                timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(
+                f"{command} ran past --timeout {timeout:g} s and was "
+                "stopped; nothing recorded. Give it a longer --timeout, or "
+                "record the smoke run (--smoke WHY).") from None
         wall = time.monotonic() - start
     # Bytes, decoded here: text mode would turn a carriage return into a
     # line break.

@@ -171,6 +171,20 @@ def test_failed_run_leaves_the_record_alone(tmp_path, monkeypatch):
     assert [p.name for p in record.parent.iterdir()] == ["fake.txt"]
 
 
+def test_timeout_is_a_one_line_error(tmp_path, monkeypatch):
+    record = _fake_guides(tmp_path, monkeypatch,
+                          "import time\nprint('half')\ntime.sleep(60)\n")
+    with pytest.raises(SystemExit) as stopped:
+        record_guide.main(["fake", "--timeout", "0.5"])
+    message = str(stopped.value.code)
+    assert "ran past --timeout 0.5 s and was stopped; nothing recorded" \
+        in message and "\n" not in message, message
+    # No traceback chained onto it: TimeoutExpired is not its cause.
+    assert stopped.value.__cause__ is None
+    assert stopped.value.__suppress_context__
+    assert not record.exists()
+
+
 def test_a_record_made_elsewhere_is_accepted(tmp_path, monkeypatch):
     # The lead's hours-long run, captured to a log, recorded afterwards.
     record = _fake_guides(tmp_path, monkeypatch, "")
