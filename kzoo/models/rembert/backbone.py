@@ -27,24 +27,15 @@ class RemBertBackbone(Backbone):
     only records (`kzoo.RemBertMaskedLM` builds it). The released
     checkpoint dropped it after pretraining, as the paper did.
 
-    Inputs (a dict):
-        token_ids: `(batch, seq)` int, ids in the SentencePiece vocabulary.
-        segment_ids: `(batch, seq)` int, 0 for the first text, 1 for the
-            second.
-        padding_mask: `(batch, seq)` bool/int, 1 for real tokens.
-
-    Outputs (a dict):
-        sequence_output: `(batch, seq, hidden_dim)`, the last layer.
-        pooled_output: `(batch, hidden_dim)`, tanh(dense([CLS])).
+    Inputs and outputs are `BertBackbone`'s (`token_ids` in the
+    SentencePiece vocabulary).
 
     Args:
         vocabulary_size, num_layers, num_heads, hidden_dim: as
-            `BertBackbone`'s.
-        intermediate_dim, max_sequence_length, num_segments: as
-            `BertBackbone`'s.
-        dropout, attention_dropout, activation: as `BertBackbone`'s
-            (RemBERT's dropouts are 0, its activation the exact GELU).
-        layer_norm_epsilon, initializer_range: as `BertBackbone`'s.
+            `BertBackbone`'s, as are intermediate_dim, max_sequence_length,
+            num_segments, dropout, attention_dropout, activation,
+            layer_norm_epsilon and initializer_range (RemBERT's dropouts
+            are 0, its activation the exact GELU).
         input_embedding_dim: width of the embedding tables.
         output_embedding_dim: width of a masked-LM head's own output
             embedding (its dense layer maps `hidden_dim` to it).
