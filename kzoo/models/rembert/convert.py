@@ -127,12 +127,10 @@ class RemBertConverter(BertLayout):
     # ------------------------------------------------------------------
     def write_tokenizer(self, checkpoint, preset_dir, report):
         from kzoo.models.rembert.tokenizer import RemBertTokenizer
-        if not checkpoint.has(SPM_FILE):
-            report.notes.append(
-                f"no {SPM_FILE}: the preset has no tokenizer")
+        path = self.copied_tokenizer_file(checkpoint, preset_dir, report,
+                                          SPM_FILE)
+        if path is None:
             return None
-        path = Path(preset_dir) / SPM_FILE
-        shutil.copyfile(checkpoint.file(SPM_FILE), path)
         settings = checkpoint.json("tokenizer_config.json") or {}
         lowercase = bool(settings.get("do_lower_case", False))
         keep_accents = bool(settings.get("keep_accents", True))

@@ -3,18 +3,23 @@ checkpoints of the released structure (input embeddings narrower than the
 blocks, an untied output embedding of its own width) and of an odd one:
 every output within 1e-5; kzoo -> HF gives back the original tensors bit
 for bit, transformers loads the export with the same outputs, and the
-round trip keeps every tensor. (The generic token-classification and
+round trip keeps every tensor; a checkpoint's SentencePiece model comes
+across as RemBERT's tokenizer and goes back out unchanged. (The generic token-classification and
 multiple-choice heads are checked on the "odd" checkpoint by
 tests/convert/test_generic_heads_parity.py, through REFERENCE.)"""
+
+import shutil
 
 import numpy as np
 import pytest
 
 import kzoo
+from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
                             assert_round_trip_keeps_weights, save_checkpoints)
-from rembert_testing import CONFIGS, make_hf_rembert, random_inputs
+from rembert_testing import (CONFIGS, REMBERT_SPM, REMBERT_VOCABULARY,
+                             make_hf_rembert, random_inputs)
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -89,3 +94,28 @@ def test_the_output_embedding_is_the_heads_own(checkpoints):
                  .parameters())
     assert mlm.count_params() == sum(
         p.numel() for p in hf_model.parameters()) + pooler
+
+
+def test_checkpoint_with_its_sentencepiece_model(tmp_path):
+    """A checkpoint folder with `sentencepiece.model`, as google/rembert
+    ships: the converted task gets RemBERT's tokenizer of that file,
+    numbering as transformers' tokenizer of the same folder, and the
+    export writes the file back byte for byte."""
+    config = transformers.RemBertConfig(
+        **{**CONFIGS["odd"], "vocab_size": REMBERT_VOCABULARY})
+    checkpoint = tmp_path / "hub"
+    transformers.RemBertForMaskedLM(config).save_pretrained(checkpoint)
+    shutil.copyfile(REMBERT_SPM, checkpoint / "sentencepiece.model")
+    transformers.logging.set_verbosity_error()
+    reference = transformers.RemBertTokenizer.from_pretrained(checkpoint)
+
+    task = kzoo.RemBertMaskedLM.from_preset(str(checkpoint))
+    tokenizer = task.preprocessor.tokenizer
+    assert type(tokenizer) is kzoo.RemBertTokenizer
+    for text in ("Hello world", "Ünïcödé: café, naïve", "UPPER lower",
+                 "spaces    between  words", ""):
+        assert tokenizer([text])[0] == reference(
+            text, add_special_tokens=False)["input_ids"], text
+    out = export_hf(task, tmp_path / "exported", verbose=False)
+    assert (out / "sentencepiece.model").read_bytes() == \
+        (checkpoint / "sentencepiece.model").read_bytes()
