@@ -237,7 +237,10 @@ for n in SIZES["fine_tune"]:
           f"{time.time() - began:.0f}s")
 
 """
-Reading the full run: the GPT-3 paper found that the gain from more
+The output at the end of this page is a smoke run: the full run needs
+`gpt2_base_en`'s weights from the Hugging Face hub, which the machine
+that recorded it cannot reach, so no full run's numbers are shown here.
+Reading your full run: the GPT-3 paper found that the gain from more
 shots grows with the model's size, and that its smallest model (125M
 parameters, GPT-2 small's size) gained little from them on most tasks.
 Compare the spread over draws with the differences between shot counts

@@ -325,7 +325,10 @@ for language in LANGUAGES:
     print(f"{language}: mean accuracy {mean:.3f}{gap}")
 
 """
-Reading the full run: the English score is the in-language reference;
+The output at the end of this page is a smoke run: the full run needs
+`xlm_roberta_base_multi`'s weights from the Hugging Face hub, which the
+machine that recorded it cannot reach, so no full run's numbers are
+shown here. Reading your full run: the English score is the in-language reference;
 the French and German ones measure transfer, each on the translations
 of the same held-out sentences, so the gap is the cost of the language
 alone. On XNLI, XLM-R's paper reports gaps of several points between

@@ -208,7 +208,8 @@ print(f"BART: {bart.backbone.count_params():,} parameters")
 decoding stops at `</s>`. The output can be no longer than
 `target_length` tokens. Here it decodes greedily, without bart-base's own
 generation settings (4 beams, no repeated trigram: `bart.generation_config`,
-which `generate` follows by default), as the numbers below were measured.
+which `generate` follows by default), so that the scores below are greedy
+decoding's.
 """
 
 MAX_NEW_TOKENS = 8 if SMOKE else SIZES["sequence_length"] - 1
@@ -262,7 +263,10 @@ for source, output, target in list(zip(test_inputs, outputs,
     print(f"\ninput:  {source}\nBART:   {output}\nAusten: {target}")
 
 """
-Reading the full run: the copy baseline's WER is the share of words
+The output at the end of this page is a smoke run: the full run needs
+`bart_base_en`'s weights from the Hugging Face hub, which the machine
+that recorded it cannot reach, so no full run's numbers are shown here.
+Reading your full run: the copy baseline's WER is the share of words
 whose case or punctuation differ (the first word, names, every word
 before a comma or a full stop); the rule fixes the first word and the
 final stop and leaves the commas and semicolons, the bulk of what is
