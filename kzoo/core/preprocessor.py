@@ -49,6 +49,52 @@ def append_id(token_ids, token_id):
     return tf.concat([token_ids, token_id[tf.newaxis]], axis=0)
 
 
+def ragged_ids(id_lists):
+    """Lists of token ids (or 1-D arrays) -> a ragged int32 tf tensor."""
+    return tf.ragged.constant(
+        [[int(t) for t in np.asarray(ids).reshape(-1)] for ids in id_lists],
+        dtype="int32", ragged_rank=1)
+
+
+def generated_text_ids(token_ids, first=None, trailing=(), anywhere=(),
+                       vocabulary_size=None):
+    """Generated ids (ragged int32 `(batch, None)`) -> the ids whose text
+    a user reads, in tf ops (`generate`'s text and an exported generator's
+    graph both run this): a leading `first` dropped, ids in `anywhere`
+    dropped wherever they are, then a row's trailing run of `trailing` ids
+    (its stop tokens), then ids past `vocabulary_size` (embedding rows the
+    tokenizer has no text for)."""
+    token_ids = tf.cast(token_ids, "int32")
+
+    def keep_where(keep):
+        return tf.ragged.boolean_mask(token_ids, keep)
+
+    def any_of(ids):
+        return tf.ragged.map_flat_values(
+            lambda flat: tf.reduce_any(tf.equal(
+                flat[:, tf.newaxis], tf.constant(list(ids), "int32")),
+                axis=-1), token_ids)
+
+    if first is not None:
+        at_start = tf.equal(tf.ragged.range(token_ids.row_lengths()), 0)
+        token_ids = keep_where(tf.logical_not(tf.logical_and(
+            at_start, tf.equal(token_ids, int(first)))))
+    if anywhere:
+        token_ids = keep_where(tf.logical_not(any_of(anywhere)))
+    if trailing:
+        # A stop token followed only by stop tokens: padding counts as
+        # one, so the run reaches the end of every row.
+        stops = tf.cast(any_of(trailing).to_tensor(default_value=True),
+                        "int32")
+        run = tf.math.cumprod(stops, axis=1, reverse=True)
+        run = tf.RaggedTensor.from_tensor(
+            tf.cast(run, "bool"), lengths=token_ids.row_lengths())
+        token_ids = keep_where(tf.logical_not(run))
+    if vocabulary_size is not None:
+        token_ids = keep_where(tf.less(token_ids, int(vocabulary_size)))
+    return token_ids
+
+
 class Preprocessor(keras.layers.Layer):
     """Base class: holds a tokenizer; `call(x, y=None, sample_weight=None)`
     returns `(x, y, sample_weight)` packed the way `fit` expects.

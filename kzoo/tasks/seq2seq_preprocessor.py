@@ -17,8 +17,9 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.core.preprocessor import (PAD_MARK, Preprocessor, append_id,
+                                      generated_text_ids, ragged_ids,
                                       split_padding)
-from kzoo.core.text_tensors import eager_outputs, text_tensor
+from kzoo.core.text_tensors import text_tensor
 
 
 class Seq2SeqPreprocessor(Preprocessor):
@@ -144,9 +145,20 @@ class Seq2SeqPreprocessor(Preprocessor):
         texts = text_tensor(list(texts), type(self).__name__, "inputs")
         ids = self._tokenize(texts)[0]
         self._warn_if_cut(ids.row_lengths().numpy())
+        return self._framed(ids).to_list()
+
+    def generate_preprocess_tf(self, texts):
+        """`generate_preprocess` in tf ops (no warning: a graph cannot
+        give one): strings `(batch,)` -> ragged int32 encoder ids."""
+        self._ensure_setup()
+        return self._framed(self._tokenize(texts)[0])
+
+    def _framed(self, ids):
+        """Ragged ids -> ragged ids framed and cut as the encoder reads
+        them."""
         token_ids, padding_mask = self._pack_ids(ids, self.sequence_length)
-        return [ids[:int(n)].tolist() for ids, n in zip(
-            token_ids.numpy(), padding_mask.numpy().sum(axis=1))]
+        return tf.RaggedTensor.from_tensor(
+            token_ids, lengths=tf.reduce_sum(padding_mask, axis=1))
 
     def _warn_if_cut(self, token_counts):
         """Say so when an input is longer than the encoder reads: the
@@ -164,37 +176,28 @@ class Seq2SeqPreprocessor(Preprocessor):
                              strip_start=True):
         """Decoder id lists -> strings, without the decoder start token and
         the stop tokens."""
+        return list(self.generate_postprocess_tf(
+            ragged_ids(id_lists), stop_token_ids, strip_start))
+
+    # Ids no text shows wherever they are (BART's framing tokens).
+    def hidden_ids(self):
+        return ()
+
+    def generate_postprocess_tf(self, token_ids, stop_token_ids=(),
+                                strip_start=True):
+        """`generate_postprocess` in tf ops: ragged ids -> strings
+        `(batch,)`. An embedding table may have rows beyond the
+        tokenizer's ids (T5: 32,128 rows, 32,100 tokens); such an id has
+        no text."""
         self._ensure_setup()
-        drop = {int(t) for t in stop_token_ids}
-        # An embedding table may have rows beyond the tokenizer's ids
-        # (T5: 32,128 rows, 32,100 tokens); such an id has no text.
-        size = self.tokenizer.vocabulary_size
-        texts = []
-        for ids in id_lists:
-            ids = [int(t) for t in np.asarray(ids).reshape(-1)]
-            if strip_start and ids and ids[0] == self.decoder_start_token_id:
-                ids = ids[1:]
-            while ids and ids[-1] in drop:
-                ids = ids[:-1]
-            ids = [t for t in ids if t < size]
-            text = self.tokenizer.detokenize([ids]) if ids else [""]
-            text = eager_outputs(text) if not isinstance(
-                text, (list, tuple)) else text
-            texts.append(_as_str(text))
-        return texts
+        start = self.decoder_start_token_id if strip_start else None
+        token_ids = generated_text_ids(
+            token_ids, first=start, anywhere=self.hidden_ids(),
+            trailing=tuple(stop_token_ids),
+            vocabulary_size=self.tokenizer.vocabulary_size)
+        return self.tokenizer.detokenize(token_ids)
 
     def get_config(self):
         config = super().get_config()
         config["target_length"] = self.target_length
         return config
-
-
-def _as_str(value):
-    if tf.is_tensor(value):
-        value = value.numpy()
-    if isinstance(value, (list, tuple, np.ndarray)):
-        value = value[0] if len(value) else ""
-        return _as_str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)

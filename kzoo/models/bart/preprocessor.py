@@ -1,7 +1,6 @@
 """BART's packing: (input, target) pairs for the seq2seq tasks, texts
 (and text pairs) for the classifier."""
 
-import numpy as np
 import tensorflow as tf
 
 from kzoo.models.bart.tokenizer import BartTokenizer
@@ -36,18 +35,13 @@ class BartSeq2SeqLMPreprocessor(Seq2SeqPreprocessor):
     start_token = BOS
     decoder_start_token = EOS
 
-    def generate_postprocess(self, id_lists, stop_token_ids=(),
-                             strip_start=True):
+    def hidden_ids(self):
         # A fine-tuned BART emits `<s>` after the decoder start (its labels
         # begin with it), and a young one may emit any framing token: the
         # text leaves out `<s>`, `</s>` and `<pad>` wherever they are (as
         # transformers' `decode(..., skip_special_tokens=True)` does).
         self._ensure_setup()
-        framing = {self.start_token_id, self.end_token_id, self.pad_token_id}
-        id_lists = [[t for t in np.asarray(ids).reshape(-1).tolist()
-                     if t not in framing] for ids in id_lists]
-        return super().generate_postprocess(id_lists, stop_token_ids,
-                                            strip_start=False)
+        return (self.start_token_id, self.end_token_id, self.pad_token_id)
 
 
 def shift_right(values, first):

@@ -2,11 +2,11 @@
 generation."""
 
 import keras_hub
-import numpy as np
 import tensorflow as tf
 
 from kzoo.models.gpt2.tokenizer import END_OF_TEXT, GPT2Tokenizer
 from kzoo.core.preprocessor import (PAD_MARK, Preprocessor, append_id,
+                                      generated_text_ids, ragged_ids,
                                       split_padding)
 from kzoo.core.registry import register
 from kzoo.core.text_tensors import as_tf, eager_outputs, text_tensor
@@ -207,40 +207,37 @@ class GPT2CausalLMPreprocessor(Preprocessor):
         start token first with `prompt_start_token`, or for an empty
         prompt), no end token: generation continues the text."""
         texts = text_tensor(list(texts), type(self).__name__, "prompts")
-        id_lists = self.tokenizer.tokenize_tf(texts).to_list()
-        start = self.tokenizer.start_token_id
-        return [[start] + ids if self.prompt_start_token or not ids else ids
-                for ids in id_lists]
+        return self.generate_preprocess_tf(texts).to_list()
+
+    def generate_preprocess_tf(self, texts):
+        """`generate_preprocess` in tf ops: strings `(batch,)` -> ragged
+        int32 ids (an exported generator's graph runs it)."""
+        ids = tf.cast(self.tokenizer.tokenize_tf(texts), "int32")
+        starts = tf.ones_like(ids.row_lengths(), "int32")
+        if not self.prompt_start_token:
+            starts = tf.cast(tf.equal(ids.row_lengths(), 0), "int32")
+        start = tf.RaggedTensor.from_row_lengths(
+            tf.fill([tf.reduce_sum(starts)],
+                    tf.constant(self.tokenizer.start_token_id, "int32")),
+            tf.cast(starts, ids.row_splits.dtype))
+        return tf.concat([start, ids], axis=1)
 
     def generate_postprocess(self, id_lists, stop_token_ids=(),
                              strip_start=True):
         """Generated id lists -> strings, without a leading start token
         (the one `generate_preprocess` put first; so a prompt that begins
         with the text `<|endoftext|>` loses it too) and stop tokens."""
-        drop = set(int(t) for t in stop_token_ids)
-        texts = []
-        for ids in id_lists:
-            ids = [int(t) for t in np.asarray(ids).reshape(-1)]
-            if strip_start and ids and \
-                    ids[0] == self.tokenizer.start_token_id:
-                ids = ids[1:]
-            while ids and ids[-1] in drop:
-                ids = ids[:-1]
-            texts.append(self._detokenize(ids))
-        return texts
+        return list(self.generate_postprocess_tf(
+            ragged_ids(id_lists), stop_token_ids, strip_start))
 
-    def _detokenize(self, ids):
-        if not ids:
-            return ""
-        text = self.tokenizer.detokenize([ids])
-        if isinstance(text, (list, tuple)):
-            text = text[0]
-        elif tf.is_tensor(text):
-            text = text.numpy()
-            text = text[0] if getattr(text, "ndim", 0) else text
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", errors="replace")
-        return str(text)
+    def generate_postprocess_tf(self, token_ids, stop_token_ids=(),
+                                strip_start=True):
+        """`generate_postprocess` in tf ops: ragged ids -> strings
+        `(batch,)`."""
+        start = self.tokenizer.start_token_id if strip_start else None
+        token_ids = generated_text_ids(token_ids, first=start,
+                                       trailing=tuple(stop_token_ids))
+        return self.tokenizer.detokenize(token_ids)
 
     def get_config(self):
         config = super().get_config()
