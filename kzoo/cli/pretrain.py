@@ -56,7 +56,7 @@ def add_arguments(parser):
                         "given here win")
     from kzoo.pretraining.config import OPTIONS
     parser.add_argument("--corpus", dest="corpora", action="append",
-                        metavar="PATH[:WEIGHT]", default=None,
+                        metavar="PATH[:WEIGHT][:epochs=N]", default=None,
                         help=OPTIONS["corpus"][2])
     for name, kind in _FLAGS.items():
         default, _, help_text = OPTIONS[name]
@@ -126,7 +126,10 @@ def run(args):
           + (f"; {speed:,.0f} tokens/s" if speed else "")
           + f"; saved to {summary['preset']}")
     for part in summary.get("corpora") or []:
-        print(f"  {part['corpus']} (weight {part['weight']:.3g}): "
+        cap = part.get("epoch_cap")
+        print(f"  {part['corpus']} (weight {part['weight']:.3g}"
+              + (f", at most {cap} epoch{'s' * (cap > 1)}" if cap else "")
+              + "): "
               f"{part['examples']:,} examples, epoch {part['epoch'] + 1}")
     cut = summary.get("ids_cut") or {}
     print(f"ids of the corpus not trained on: {sum(cut.values()):,}"

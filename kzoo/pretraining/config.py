@@ -13,6 +13,7 @@ how many are kept, evaluation and logging may change between runs.
 
 import json
 import math
+import re
 from pathlib import Path
 
 from kzoo.pretraining.errors import PretrainingError  # noqa: F401 (re-exported)
@@ -20,9 +21,11 @@ from kzoo.pretraining.errors import PretrainingError  # noqa: F401 (re-exported)
 # name: (default, type, help). `None` defaults mean "not set".
 OPTIONS = {
     "corpus": (None, list, "a prepared corpus and its weight in the mixture, "
-               "PATH[:WEIGHT] (weight 1 when left out); repeat it to mix "
-               "corpora, e.g. --corpus books:0.3 --corpus web:0.7; in a "
-               "config file a list of such strings"),
+               "PATH[:WEIGHT][:epochs=N] (weight 1 when left out); repeat "
+               "it to mix corpora, e.g. --corpus books:0.3:epochs=4 "
+               "--corpus web:0.7; epochs=N caps the times a corpus is gone "
+               "through (it then leaves the mixture, the others' weights "
+               "renormalised); in a config file a list of such strings"),
     "objective": (None, str, "the pretraining objective (default: the "
                   "family's own: mlm_nsp for BERT, mlm_sop for ALBERT, rtd for "
                   "ELECTRA, ...)"),
@@ -215,35 +218,42 @@ def resolve_options(given, source="arguments"):
 
 
 def corpus_entries(value, source="arguments"):
-    """Corpora and their weights -> `[[path, weight], ...]` (paths as
-    strings, weights as floats, in the order given).
+    """Corpora, their weights and epoch caps -> `[[path, weight, epochs],
+    ...]` (paths as strings, weights as floats, `epochs` an int or None
+    for no cap, in the order given).
 
-    `value`: a folder, a string `"PATH:WEIGHT"` (the weight after the last
-    colon, when it reads as a number; 1 when left out), or a list of
-    those, of `[path, weight]` pairs or of `{"path", "weight"}` tables.
-    A weight must be a finite number > 0, and no corpus may be listed
-    twice; each error names the corpus.
+    `value`: a folder, a string `"PATH[:WEIGHT][:epochs=N]"` (the weight
+    after the last colon, when it reads as a number; 1 when left out), or
+    a list of those, of `[path, weight]` pairs or `[path, weight,
+    epochs]` triples, or of `{"path", "weight", "epochs"}` tables. A
+    weight must be a finite number > 0, a cap an integer >= 1 (the times
+    the corpus may be gone through: `kzoo.pretraining.streams.mixture`),
+    a cap needs a mixture, and no corpus may be listed twice; each error
+    names the corpus.
     """
     if isinstance(value, (str, Path)):
         value = [value]
     if not isinstance(value, (list, tuple)) or not value:
         raise PretrainingError(
             f"corpus ({source}) must be a corpus folder or a list of "
-            f"PATH[:WEIGHT] strings; got {value!r}.")
+            f"PATH[:WEIGHT][:epochs=N] strings; got {value!r}.")
     entries = []
     for item in value:
-        if isinstance(item, dict) and set(item) <= {"path", "weight"} and \
+        if isinstance(item, dict) and set(item) <= {"path", "weight",
+                                                    "epochs"} and \
                 "path" in item:
-            path, weight = item["path"], item.get("weight", 1.0)
-        elif isinstance(item, (list, tuple)) and len(item) == 2 and \
+            path, weight, epochs = (item["path"], item.get("weight", 1.0),
+                                    item.get("epochs"))
+        elif isinstance(item, (list, tuple)) and len(item) in (2, 3) and \
                 not isinstance(item[1], str):
-            path, weight = item
+            path, weight, epochs = (*item, None)[:3]
         elif isinstance(item, (str, Path)):
-            path, weight = _split_weight(str(item))
+            path, weight, epochs = _split_spec(str(item), source)
         else:
             raise PretrainingError(
-                f"corpus ({source}): {item!r} is not PATH[:WEIGHT], "
-                "[PATH, WEIGHT] or {path = ..., weight = ...}.")
+                f"corpus ({source}): {item!r} is not PATH[:WEIGHT]"
+                "[:epochs=N], [PATH, WEIGHT] or {path = ..., weight = ..., "
+                "epochs = ...}.")
         path = str(path)
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                 or not math.isfinite(weight) or weight <= 0:
@@ -251,24 +261,53 @@ def corpus_entries(value, source="arguments"):
                 f"Corpus {path} ({source}): its weight must be a number > 0; "
                 f"got {weight!r}. Give every corpus a positive weight (e.g. "
                 f"--corpus {path}:0.3), or leave it out of the mixture.")
-        if any(path == other for other, _ in entries):
+        if epochs is not None and (isinstance(epochs, bool) or
+                                   not isinstance(epochs, int) or epochs < 1):
+            raise PretrainingError(
+                f"Corpus {path} ({source}): its epoch cap must be a whole "
+                f"number >= 1 (the times it may be gone through); got "
+                f"{epochs!r}. Give e.g. --corpus {path}:0.3:epochs=4, or no "
+                "cap.")
+        if any(path == other[0] for other in entries):
             raise PretrainingError(
                 f"Corpus {path} ({source}) is listed twice; list each corpus "
                 "once, with the weight it should have.")
-        entries.append([path, float(weight)])
+        entries.append([path, float(weight), epochs])
+    if len(entries) == 1 and entries[0][2] is not None:
+        raise PretrainingError(
+            f"Corpus {entries[0][0]} ({source}): an epoch cap applies to a "
+            "corpus of a mixture (it leaves the mixture when it reaches "
+            "it); one corpus goes through as many epochs as --max-steps "
+            "takes. Drop the cap, or mix it with another corpus.")
     return entries
 
 
-def _split_weight(text):
-    """`"PATH:WEIGHT"` -> `(PATH, weight)`; `(text, 1.0)` when nothing
-    after the last colon reads as a number (`s3://bucket/x`, `books`)."""
+def _split_spec(text, source):
+    """`"PATH[:WEIGHT][:epochs=N]"` -> `(PATH, weight, epochs)`: the cap
+    when the last part reads `epochs=...` (any other `NAME=` there is
+    refused), the weight when the part before it reads as a number
+    (`s3://bucket/x` and `books` have none: 1)."""
+    spec, option, epochs = text, None, None
+    path, colon, tail = text.rpartition(":")
+    if colon and path and re.fullmatch(r"[A-Za-z_]+=.*", tail):
+        option, given = tail.split("=", 1)
+        text = path
+        try:
+            epochs = int(given)
+        except ValueError:
+            epochs = given  # refused by corpus_entries, naming the corpus
+    weight = 1.0
     path, colon, tail = text.rpartition(":")
     if colon and path:
         try:
-            return path, float(tail)
+            text, weight = path, float(tail)
         except ValueError:
             pass
-    return text, 1.0
+    if option not in (None, "epochs"):
+        raise PretrainingError(
+            f"Corpus {text} ({source}): unknown option {option}= in "
+            f"{spec!r}; a corpus takes PATH[:WEIGHT][:epochs=N].")
+    return text, weight, epochs
 
 
 def run_corpus(corpus, options, source="arguments"):

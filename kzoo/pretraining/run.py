@@ -159,9 +159,10 @@ class Run:
         # A URL OUTPUT (remote_output.py): `output` is its local folder.
         self.remote = remote
         self.preset = preset
-        # [[path, weight], ...]: one corpus, or a mixture's.
+        # [[path, weight, epoch cap], ...]: one corpus, or a mixture's.
         self.corpus_entries = run_corpus(corpus, {}, source)
-        self.corpus_folder = " + ".join(p for p, _ in self.corpus_entries)
+        self.corpus_folder = " + ".join(entry[0] for entry in
+                                       self.corpus_entries)
         self.output = output
         self.options = options
         self.source = source  # where the options came from, for errors
@@ -565,6 +566,7 @@ class Run:
         made before it: a distributed dataset calls it once per iterator,
         and Keras' TensorFlow `fit` under a strategy makes two, the first
         to build the model from one batch (engines.py, `feed`)."""
+        from kzoo.corpus import CorpusError
         from kzoo.pretraining.throughput import real_tokens
         start = self.stream.state_before(first)
         latest = 0  # the generator made last
@@ -580,7 +582,11 @@ class Run:
                 with self.feed_lock:
                     if latest != mine:  # a later generator took over
                         return
-                    batch = self.stream.batch(index)
+                    try:
+                        batch = self.stream.batch(index)
+                    except CorpusError as error:  # a mixture's caps reached
+                        self.feed_error = error
+                        raise
                     self.real_tokens[index] = real_tokens(batch)
                 index += 1
                 yield batch
@@ -716,17 +722,26 @@ class Run:
         if "validation_data" in fit_kwargs:
             fit_kwargs["validation_data"] = self._feed_evaluation(
                 fit_kwargs["validation_data"].batches)
-        keras.Model.fit(
-            self.task, self.engine.feed(
-                self._batches(self.start_step * self.accumulation),
-                training=True,
-                variable_rows=options["batch_ramp"] is not None),
-            steps_per_epoch=interval * self.accumulation,
-            epochs=math.ceil(max_steps / interval),
-            initial_epoch=self.start_step // interval, verbose=0,
-            shuffle=False,
-            callbacks=[metrics, CheckpointSaver(self, metrics)],
-            **fit_kwargs)
+        self.feed_error = None
+        try:
+            keras.Model.fit(
+                self.task, self.engine.feed(
+                    self._batches(self.start_step * self.accumulation),
+                    training=True,
+                    variable_rows=options["batch_ramp"] is not None),
+                steps_per_epoch=interval * self.accumulation,
+                epochs=math.ceil(max_steps / interval),
+                initial_epoch=self.start_step // interval, verbose=0,
+                shuffle=False,
+                callbacks=[metrics, CheckpointSaver(self, metrics)],
+                **fit_kwargs)
+        except Exception:
+            # On TensorFlow the batches' generator runs inside tf.data,
+            # which reports its error as its own: the stream's is the one
+            # that says what to do (e.g. every corpus' epoch cap reached).
+            if self.feed_error is not None:
+                raise self.feed_error from None
+            raise
 
     def _save_preset(self):
         """The trained task as a preset, with the preset's preprocessor so

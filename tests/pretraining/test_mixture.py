@@ -156,8 +156,8 @@ def test_a_weight_not_above_zero_is_refused_naming_the_corpus(weight):
 def test_corpus_specs_read_paths_and_weights():
     assert corpus_entries(["books:0.3", "s3://bucket/web", "a:b",
                            {"path": "t", "weight": 2}, ["u", 1]]) == [
-        ["books", 0.3], ["s3://bucket/web", 1.0], ["a:b", 1.0],
-        ["t", 2.0], ["u", 1.0]]
+        ["books", 0.3, None], ["s3://bucket/web", 1.0, None],
+        ["a:b", 1.0, None], ["t", 2.0, None], ["u", 1.0, None]]
     with pytest.raises(PretrainingError,
                        match="Corpus books .* is listed twice"):
         corpus_entries(["books:1", "books:2"])

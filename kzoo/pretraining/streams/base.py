@@ -314,6 +314,23 @@ class BatchStream:
         self._served += 1
         return start
 
+    def next_epoch(self):
+        """The epoch of its own walk the next served example starts in,
+        read without serving it (a mixture asks whether a corpus' epoch
+        cap lets it give one more: streams/mixture.py). A window never
+        crosses an epoch, so within one it is the window's; at its end,
+        where the walk settles next."""
+        window = self._window
+        if window is not None and self._served < len(window["plan"]):
+            start = window["plan"][window["order"][self._served]]
+            return int(start["walk"]["epoch"])
+        here = self._construction()
+        try:
+            self.walk.settle()
+            return int(self.walk.epoch)
+        finally:
+            self._set_construction(here)
+
     def _build_at(self, start):
         """The example that begins at `start` (the construction's own
         position is kept)."""

@@ -17,6 +17,24 @@ so the mixture's state is those counts plus each corpus stream's own
 Every process makes the same choices and keeps its own rows, as a single
 stream does; the dynamic draws (masks, noise) are seeded by the run's
 seed, step and row group, as a single stream's are.
+
+Epoch caps (`--corpus books:0.3:epochs=4`): a corpus may be gone through
+at most N times, as data-constrained recipes repeat a small corpus about
+four times and no more (Muennighoff et al. 2023, "Scaling Data-Constrained
+Language Models": up to ~4 epochs of repeated data is nearly as good as
+new). An example counts in the epoch its start lies in; once a capped
+corpus' next example would start epoch N, the corpus leaves the mixture
+and the blending rule goes on over the others, their weights renormalised
+and their shares counted from that moment (counted over the whole run, a
+corpus that had been behind would first catch up in a burst). Whether a
+corpus is still in is read from its stream's position (`next_epoch`), so
+it is part of the checkpointed state; the counts at the last change of
+the corpora in (`segment`) are in the mixture's state too. When no
+corpus is left, the next batch cannot be made: `MixtureExhausted` says
+at which batch and what to change. A cap is not part of the run's
+identity (it decides only what comes after the moment it is reached):
+raising one on an exhausted run and running the command again goes on.
+The validation split is read without caps (a fixed set of batches).
 """
 
 import numpy as np
@@ -26,15 +44,21 @@ from kzoo.pretraining.config import corpus_entries
 from kzoo.pretraining.streams.base import BatchStream
 
 
+class MixtureExhausted(CorpusError):
+    """Every corpus of a mixture has reached its epoch cap."""
+
+
 class CorpusMixture:
-    """Prepared corpora with their weights (normalised to sum to 1), read
-    as one corpus where a run needs one: the tokenizer (every corpus must
-    share it), the total size, the shards.
+    """Prepared corpora with their weights (normalised to sum to 1) and
+    epoch caps, read as one corpus where a run needs one: the tokenizer
+    (every corpus must share it), the total size, the shards.
 
     Args:
-        entries: `[(folder, weight), ...]`, or strings `"folder:weight"`
-            (see `kzoo.pretraining.config.corpus_entries`); at least two.
-        split: `"train"` or `"validation"`, as `Corpus`'s.
+        entries: `[(folder, weight), ...]` or `[(folder, weight, epochs),
+            ...]`, or strings `"folder:weight[:epochs=N]"` (see
+            `kzoo.pretraining.config.corpus_entries`); at least two.
+        split: `"train"` or `"validation"`, as `Corpus`'s; the caps apply
+            to the training split only.
     """
 
     def __init__(self, entries, split="train"):
@@ -42,10 +66,14 @@ class CorpusMixture:
         if len(entries) < 2:
             raise CorpusError("A mixture needs at least two corpora; give "
                               "one corpus as a folder.")
-        self.names = [path for path, _ in entries]
+        self.names = [path for path, _, _ in entries]
         self.corpora = [Corpus(path, split=split) for path in self.names]
-        total = sum(weight for _, weight in entries)
-        self.weights = np.array([weight / total for _, weight in entries])
+        total = sum(weight for _, weight, _ in entries)
+        self.weights = np.array([weight / total
+                                 for _, weight, _ in entries])
+        # The most epochs each corpus may give (None: no cap).
+        self.epoch_caps = [epochs if split == "train" else None
+                           for _, _, epochs in entries]
         first = self.corpora[0]
         for corpus in self.corpora[1:]:
             if corpus.tokenizer_hash != first.tokenizer_hash:
@@ -150,14 +178,49 @@ class MixtureStream(BatchStream):
         # the epoch of its own walk the last of them came from.
         self.taken = [0] * len(streams)
         self.epochs = [0] * len(streams)
+        self.caps = mixture.epoch_caps
+        # The corpora in the mixture since the last change, and the
+        # examples each had given then: shares are held from there on.
+        self.segment = {"active": [True] * len(streams),
+                        "taken": [0] * len(streams)}
+
+    def active(self):
+        """Which corpora may give the next example: those without a cap,
+        or whose next example starts below it."""
+        return [cap is None or stream.next_epoch() < cap
+                for stream, cap in zip(self.streams, self.caps)]
 
     def _next_start(self):
-        taken = np.array(self.taken)
-        index = int(np.argmax(self.weights * (taken.sum() + 1) - taken))
+        active = self.active()
+        if not any(active):
+            raise self._exhausted()
+        if active != self.segment["active"]:
+            self.segment = {"active": active, "taken": list(self.taken)}
+        since = np.array(self.taken) - np.array(self.segment["taken"])
+        weights = np.where(active, self.weights, 0.0)
+        weights = weights / weights.sum()
+        lag = np.where(active, weights * (since.sum() + 1) - since,
+                       -np.inf)
+        index = int(np.argmax(lag))
         start = self.streams[index]._next_start()
         self.taken[index] += 1
         self.epochs[index] = int(start["walk"]["epoch"])
         return {"corpus": index, "start": start, "cut": start.get("cut", {})}
+
+    def _exhausted(self):
+        given = "; ".join(
+            f"{name}: {taken:,} examples in {cap} epoch{'s' * (cap > 1)}"
+            for name, taken, cap in zip(self.mixture.names, self.taken,
+                                        self.caps))
+        batches = self.next_step
+        return MixtureExhausted(
+            f"Every corpus of the mixture has reached its epoch cap "
+            f"({given}): they fill {batches} batches, and batch "
+            f"{batches + 1} is asked for. Lower --max-steps to what "
+            f"{batches} batches make ({batches} steps without gradient "
+            "accumulation), raise a cap (PATH:WEIGHT:epochs=N) or add a "
+            "corpus without one; the same command then resumes from the "
+            "last checkpoint.")
 
     def _build_at(self, start):
         return self.streams[start["corpus"]]._build_at(start["start"])
@@ -170,6 +233,9 @@ class MixtureStream(BatchStream):
         return {"next_step": self.next_step, "ids_cut": dict(self.ids_cut),
                 "mixture": {"taken": list(self.taken),
                             "epochs": list(self.epochs),
+                            "segment": {
+                                "active": list(self.segment["active"]),
+                                "taken": list(self.segment["taken"])},
                             "streams": [s.state() for s in self.streams]}}
 
     def restore(self, state):
@@ -183,19 +249,25 @@ class MixtureStream(BatchStream):
         self._states = {}
         self.taken = list(state["mixture"]["taken"])
         self.epochs = list(state["mixture"]["epochs"])
+        # A state saved before epoch caps: every corpus in from the start.
+        segment = state["mixture"].get("segment") or {
+            "active": [True] * len(self.streams),
+            "taken": [0] * len(self.streams)}
+        self.segment = {"active": list(segment["active"]),
+                        "taken": list(segment["taken"])}
         for stream, saved in zip(self.streams, state["mixture"]["streams"]):
             stream.restore(saved)
 
     def progress(self, state=None):
-        """Per corpus: its name, weight, the examples it gave and the
-        epoch (from 0) of its own walk the last one came from, as of
-        `state` (default: now)."""
+        """Per corpus: its name, weight, epoch cap (None: none), the
+        examples it gave and the epoch (from 0) of its own walk the last
+        one came from, as of `state` (default: now)."""
         state = (state or self.state())["mixture"]
-        return [{"corpus": name, "weight": float(weight),
+        return [{"corpus": name, "weight": float(weight), "epoch_cap": cap,
                  "examples": taken, "epoch": epoch}
-                for name, weight, taken, epoch in zip(
-                    self.mixture.names, self.weights, state["taken"],
-                    state["epochs"])]
+                for name, weight, cap, taken, epoch in zip(
+                    self.mixture.names, self.weights, self.caps,
+                    state["taken"], state["epochs"])]
 
 
 def mixture_progress(stream, batches):
