@@ -28,7 +28,6 @@ NOT_RECORDED_YET = {
     "distributed_training": _NO_CPU,
     "elmo": _NO_CPU,
     "fine_tuning_recipes": _NO_CPU,
-    "in_context_learning": _NO_CPU,
     "gpt2": _NO_CPU,
     "lora_and_quantization": _NO_CPU,
     "pretraining_bert": _NO_CPU,
