@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # these wait for `python scripts/record_guide.py NAME` on a quieter one.
 _NO_CPU = "not recorded yet: no CPU time left in the recording session"
 NOT_RECORDED_YET = {
-    "adding_a_family": _NO_CPU,
     "distributed_training": _NO_CPU,
     "elmo": _NO_CPU,
     "fine_tuning_recipes": _NO_CPU,
