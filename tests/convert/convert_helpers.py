@@ -12,10 +12,10 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import numpy as np
 
 from parity_harness import (  # noqa: F401 (imported from here too)
-    check_exported_weights, make_hf_model, max_abs_differences)
+    check_exported_weights, hf_outputs, kzoo_outputs, make_hf_model,
+    max_abs_differences, random_inputs)
 
 ARCHITECTURES = ("BertModel", "BertForMaskedLM", "BertForPreTraining",
                  "BertForSequenceClassification")
@@ -45,9 +45,8 @@ SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 def make_hf_bert(architecture, config_name="odd36", seed=0, **overrides):
     """A `transformers` BERT with every parameter randomised
     (parity_harness.make_hf_model)."""
-    import transformers
-    config = transformers.BertConfig(**{**CONFIGS[config_name], **overrides})
-    return make_hf_model(config, architecture, seed)
+    return make_hf_model(architecture, {**CONFIGS[config_name], **overrides},
+                         seed)
 
 
 def write_vocab(folder, size):
@@ -67,54 +66,6 @@ def save_hf(model, folder, vocab=True, **kwargs):
             json.dumps({"do_lower_case": True,
                         "tokenizer_class": "BertTokenizer"}))
     return Path(folder)
-
-
-def random_inputs(config, batch=3, seq=None, seed=0):
-    rng = np.random.default_rng(seed)
-    seq = seq or min(11, config.max_position_embeddings)
-    token_ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    segment_ids = rng.integers(0, config.type_vocab_size,
-                               (batch, seq)).astype("int32")
-    padding_mask = np.ones((batch, seq), "int32")
-    padding_mask[1, seq - 4:] = 0  # one row with padding
-    return {"token_ids": token_ids, "segment_ids": segment_ids,
-            "padding_mask": padding_mask}
-
-
-def hf_outputs(model, inputs):
-    """The reference outputs, named as kzoo names them."""
-    import torch
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
-                    token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
-                    attention_mask=torch.tensor(inputs["padding_mask"]).long())
-    name = type(model).__name__
-    if name == "BertModel":
-        return {"sequence_output": out.last_hidden_state.numpy(),
-                "pooled_output": out.pooler_output.numpy()}
-    if name == "BertForMaskedLM":
-        return {"mlm_logits": out.logits.numpy()}
-    if name == "BertForPreTraining":
-        return {"mlm_logits": out.prediction_logits.numpy(),
-                "nsp_logits": out.seq_relationship_logits.numpy()}
-    return {"logits": out.logits.numpy()}
-
-
-def kzoo_outputs(model, inputs):
-    import keras
-    name = type(model).__name__
-    if name in ("BertMaskedLM", "BertPretrainer"):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        out = model({**inputs, "mask_positions": positions})
-        if name == "BertMaskedLM":
-            return {"mlm_logits": keras.ops.convert_to_numpy(out)}
-        return {"mlm_logits": keras.ops.convert_to_numpy(out["mlm"]),
-                "nsp_logits": keras.ops.convert_to_numpy(out["nsp"])}
-    out = model(inputs)
-    if name == "BertTextClassifier":
-        return {"logits": keras.ops.convert_to_numpy(out)}
-    return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
 
 
 def sha256_bytes(data):

@@ -1,12 +1,14 @@
 """The parity check every encoder family's conversion test runs against
-`transformers` (a test dependency only): a reference model with every
-parameter randomised, each checkpoint saved once with its reference
-outputs, kzoo's outputs within a tolerance of them, and kzoo's export back
-to transformers checked tensor for tensor. A family's test keeps only what
-is its own: its configs, its inputs, and the config fields that must come
-across."""
+`transformers` (a test dependency only): a reference model of a config's
+fields with every parameter randomised, random inputs padded on the left,
+on the right and inside the text, each checkpoint saved once with its
+reference outputs named as kzoo names them, kzoo's outputs within a
+tolerance of them, and kzoo's export back to transformers checked tensor
+for tensor. A family's test keeps only what is its own: its configs and
+the config fields that must come across."""
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,21 @@ from kzoo.convert.safetensors import load_file
 # Scales drawn around 1 and everything else around 0, so that a swapped
 # LayerNorm gamma/beta (or any two tensors of one shape) cannot pass.
 LAYER_NORM_SCALES = ("LayerNorm.weight", "layer_norm.weight")
+# Parameters a formula fixes, kept as transformers computes them: {config
+# flag: parameter name suffix} (DistilBERT's sinusoidal position table).
+FORMULA_TABLES = {"sinusoidal_pos_embds": "position_embeddings.weight"}
+# Heads with two outputs whatever `num_labels` says: question answering's
+# start and end, a pretraining head's sentence-pair classes.
+TWO_LABEL_HEADS = ("ForQuestionAnswering", "ForPreTraining")
+
+# kzoo's input names -> transformers'; transformers' outputs -> kzoo's.
+HF_INPUT_NAMES = {"token_ids": "input_ids", "segment_ids": "token_type_ids",
+                  "padding_mask": "attention_mask"}
+KZOO_OUTPUT_NAMES = {
+    "last_hidden_state": "sequence_output", "pooler_output": "pooled_output",
+    "logits": "logits", "start_logits": "start_logits",
+    "end_logits": "end_logits", "prediction_logits": "mlm",
+    "seq_relationship_logits": "nsp", "sop_logits": "sop"}
 
 
 def randomise_parameters(model, seed=0, fixed=None):
@@ -37,42 +54,93 @@ def randomise_parameters(model, seed=0, fixed=None):
     return model
 
 
-def make_hf_model(config, architecture, seed=0, fixed=None, eager=True):
-    """A transformers `architecture` of `config`, randomised (above), in
-    eval mode. `eager` picks the reference attention implementation."""
+def make_hf_model(architecture, fields, seed=0):
+    """transformers' `architecture` (e.g. "AlbertForMaskedLM") of a config
+    of `fields`, made by its family's config class (AlbertConfig),
+    randomised (above) but for the tables a formula fixes, in eval mode,
+    with the reference ("eager") attention."""
     import torch
     import transformers
-    if eager:
-        config._attn_implementation = "eager"
+    family = re.sub(r"(Model|For\w+)$", "", architecture)
+    config = getattr(transformers, f"{family}Config")(**fields)
+    if architecture.endswith(TWO_LABEL_HEADS):
+        config.num_labels = 2
+    config._attn_implementation = "eager"
+    formula = tuple(suffix for flag, suffix in FORMULA_TABLES.items()
+                    if getattr(config, flag, False))
     torch.manual_seed(seed)
     model = getattr(transformers, architecture)(config).eval()
-    return randomise_parameters(model, seed, fixed)
+    return randomise_parameters(
+        model, seed, fixed=lambda name, _: name.endswith(formula))
+
+
+def random_inputs(config, batch=3, seq=11, seed=0,
+                  pad_rows=("left", "right", "inside")):
+    """Random inputs for a `transformers` encoder `config`, in kzoo's
+    names: ids that are never the padding id in the text; a padding mask
+    with row i padded as `pad_rows[i]` says ("left": its first 3 tokens,
+    "right": its last 4, at most all but one; "inside": a padding id at
+    its middle that is attended to, which RoBERTa's position numbering
+    skips; None: none); segment ids over every token type where the
+    config has token types."""
+    pad = config.pad_token_id or 0
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
+    ids[ids == pad] = pad + 1
+    inputs = {"token_ids": ids}
+    types = getattr(config, "type_vocab_size", 0) or 0
+    if types:
+        inputs["segment_ids"] = rng.integers(0, types,
+                                             (batch, seq)).astype("int32")
+    mask = np.ones((batch, seq), "int32")
+    for row, padding in enumerate(pad_rows):
+        if padding == "left":
+            mask[row, :min(3, seq - 1)] = 0
+        elif padding == "right":
+            mask[row, seq - min(4, seq - 1):] = 0
+        elif padding == "inside":
+            ids[row, seq // 2] = pad
+    ids[mask == 0] = pad
+    inputs["padding_mask"] = mask
+    return inputs
+
+
+def hf_outputs(model, inputs):
+    """The outputs of the `transformers` `model` for kzoo's `inputs`,
+    named as kzoo names them (KZOO_OUTPUT_NAMES)."""
+    import torch
+    with torch.no_grad():
+        out = model(**{HF_INPUT_NAMES[name]: torch.tensor(value).long()
+                       for name, value in inputs.items()})
+    return {KZOO_OUTPUT_NAMES[name]: value.numpy()
+            for name, value in out.items() if name in KZOO_OUTPUT_NAMES}
 
 
 def kzoo_outputs(model, inputs):
-    """kzoo's outputs as numpy arrays, named as the reference's: a task
-    that reads `mask_positions` predicts at every position, a dict keeps
-    its names, a single output is `logits`."""
+    """kzoo's outputs as numpy arrays, named as the reference's: the
+    model reads the inputs it takes (a task that reads `mask_positions`
+    predicts at every position); a dict keeps its names, a single output
+    is `logits`."""
     import keras
-    if "mask_positions" in getattr(model, "extra_input_names", ()):
-        batch, seq = inputs["token_ids"].shape
-        positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
-        inputs = {**inputs, "mask_positions": positions}
-    out = model(inputs)
+    batch, seq = inputs["token_ids"].shape
+    positions = np.tile(np.arange(seq, dtype="int32"), (batch, 1))
+    inputs = {**inputs, "mask_positions": positions}
+    out = model({name: inputs[name] for name in model.input_names})
     if isinstance(out, dict):
         return {k: keras.ops.convert_to_numpy(v) for k, v in out.items()}
     return {"logits": keras.ops.convert_to_numpy(out)}
 
 
-def save_checkpoints(root, cases, make, inputs_for, hf_outputs, save=None):
-    """Each (architecture, config) case made by `make(architecture,
-    config)`, saved once under `root` (by `save(model, folder)`, default
-    `save_pretrained`), with inputs from `inputs_for(model.config)` and the
-    reference outputs for them: {case: (model, folder, inputs,
+def save_checkpoints(root, cases, configs, inputs_for=random_inputs,
+                     save=None):
+    """Each (architecture, config name) case made from `configs[name]`
+    (make_hf_model), saved once under `root` (by `save(model, folder)`,
+    default `save_pretrained`), with inputs from `inputs_for(model.config)`
+    and the reference outputs for them: {case: (model, folder, inputs,
     expected)}."""
     made = {}
     for architecture, config in cases:
-        model = make(architecture, config)
+        model = make_hf_model(architecture, configs[config])
         folder = root / f"{architecture}-{config}"
         if save is None:
             model.save_pretrained(folder)
@@ -84,18 +152,16 @@ def save_checkpoints(root, cases, make, inputs_for, hf_outputs, save=None):
     return made
 
 
-def assert_close_to_reference(model, inputs, expected, atol, label,
-                              outputs=kzoo_outputs):
+def assert_close_to_reference(model, inputs, expected, atol, label):
     """Every output of `model` within `atol` of the reference's."""
-    differences = max_abs_differences(outputs(model, inputs), expected)
+    differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
     print(f"{label}: max abs {differences}")
     for name, difference in differences.items():
         assert difference <= atol, (label, name, difference)
 
 
 def assert_export_reloads(model, hf_model, architecture, inputs, expected,
-                          hf_outputs, folder, tied=(), skipped=(),
-                          atol=0.0):
+                          folder, tied=(), skipped=(), atol=0.0):
     """kzoo -> transformers: the export holds exactly the reference's
     tensors (less the `tied` ones transformers writes once and the
     `skipped` buffers by name suffix), bit for bit, and transformers loads

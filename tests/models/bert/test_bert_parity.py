@@ -10,10 +10,9 @@ from kzoo.convert import load_hf_weights
 from kzoo.convert.safetensors import load_file
 from kzoo.core.registry import get_class
 
-from convert_helpers import (
-    ARCHITECTURES, KZOO_CLASS, hf_outputs, kzoo_outputs, make_hf_bert,
-    max_abs_differences, random_inputs, save_hf)
+from convert_helpers import ARCHITECTURES, CONFIGS, KZOO_CLASS, save_hf
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            kzoo_outputs, max_abs_differences,
                             save_checkpoints)
 
 import torch
@@ -31,8 +30,7 @@ CASES = [(arch, config) for config in ("odd36", "odd20")
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """Each (architecture, config) saved once, with its reference outputs."""
-    return save_checkpoints(tmp_path_factory.mktemp("hf"), CASES,
-                            make_hf_bert, random_inputs, hf_outputs,
+    return save_checkpoints(tmp_path_factory.mktemp("hf"), CASES, CONFIGS,
                             save=save_hf)
 
 
@@ -60,12 +58,10 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
                             else hf_config.hidden_dropout_prob)
         assert model.dropout == expected_dropout
 
-    # BERT's heads keep its own output names (convert_helpers).
     assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}", outputs=kzoo_outputs)
+                              f"{arch}/{config}")
     assert_export_reloads(
-        model, hf_model, arch, inputs, expected, hf_outputs,
-        tmp_path / "exported",
+        model, hf_model, arch, inputs, expected, tmp_path / "exported",
         tied={"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
         skipped=("position_ids", "token_type_ids"))
 

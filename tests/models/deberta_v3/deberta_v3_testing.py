@@ -2,12 +2,10 @@
 preset (the named preset's config with sentencepiece's Botchan test model
 as spm.model; see tests/data/README.md), hard strings, a tiny backbone."""
 
-import numpy as np
-
 import kzoo
 from bert_testing import BERT_LIKE
 from family_references import Reference
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 from text_testing import STAND_IN_PRESETS
 
 DEBERTA_PRESET = str(STAND_IN_PRESETS / "deberta_v3_extra_small_en")
@@ -74,30 +72,12 @@ CONFIGS = {
 }
 
 
-def make_hf_deberta(architecture, config_name, seed=0):
-    import transformers
-    # DeBERTa-v2 has one attention implementation: no "eager" to ask for.
-    return make_hf_model(transformers.DebertaV2Config(**CONFIGS[config_name]),
-                         architecture, seed, eager=False)
-
-
-def random_inputs(config, seq, batch=3, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 full."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(4, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :min(3, seq - 1)] = 0
-    mask[1, seq - min(4, seq - 1):] = 0
-    ids[mask == 0] = config.pad_token_id
-    return {"token_ids": ids, "padding_mask": mask}
-
-
 REFERENCE = Reference(
     tiny_config=lambda dropout: dict(
         BERT_LIKE, relative_attention=True, position_biased_input=False,
         pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
         position_buckets=8, norm_rel_ebd="layer_norm", share_att_key=True,
         type_vocab_size=0, hidden_dropout_prob=dropout),
-    odd_model=lambda architecture: make_hf_deberta(architecture, "odd36"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, seq,
-                                                        batch=batch))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd36"]),
+    odd_inputs=random_inputs)

@@ -15,9 +15,9 @@ import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.core.registry import get_class
 from convert_helpers import check_exported_weights
-from parity_harness import assert_close_to_reference
-from deberta_v3_testing import (CONFIGS, DEBERTA_PRESET, HARD_TEXTS,
-                                make_hf_deberta, random_inputs)
+from parity_harness import (assert_close_to_reference, hf_outputs,
+                            make_hf_model, random_inputs)
+from deberta_v3_testing import CONFIGS, DEBERTA_PRESET, HARD_TEXTS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -35,15 +35,6 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 LENGTHS = (5, 40)  # within and past the bucket range
 
 
-def hf_outputs(model, inputs):
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor(inputs["token_ids"]).long(),
-                    attention_mask=torch.tensor(inputs["padding_mask"]).long())
-    if type(model).__name__ == "DebertaV2Model":
-        return {"sequence_output": out.last_hidden_state.numpy()}
-    return {"logits": out.logits.numpy()}
-
-
 def legacy_name(name):
     """The original head's tensor names as transformers' legacy head
     (the layout kzoo exports)."""
@@ -59,10 +50,10 @@ def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("hf_deberta")
     made = {}
     for arch, config in CASES:
-        model = make_hf_deberta(arch, config)
+        model = make_hf_model(arch, CONFIGS[config])
         folder = root / f"{arch}-{config}"
         model.save_pretrained(folder)
-        inputs = [random_inputs(model.config, seq) for seq in LENGTHS]
+        inputs = [random_inputs(model.config, seq=seq) for seq in LENGTHS]
         made[arch, config] = (model, folder, inputs,
                               [hf_outputs(model, x) for x in inputs])
     return made

@@ -1,12 +1,9 @@
 """Shared by the DistilBERT tests (model and conversion): a tiny backbone
 and hard strings for the tokenizer."""
 
-import numpy as np
-
 import kzoo
 from family_references import Reference
-from kzoo.layers import sinusoidal_position_table
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 
 PRESET = "distil_bert_base_en_uncased"
 VOCABULARY = 30522
@@ -55,39 +52,10 @@ CONFIGS = {
 }
 
 
-def make_hf_distil_bert(architecture, config_name, seed=0):
-    """The reference randomised, its sinusoidal table (when it has one)
-    kept as the formula makes it."""
-    import torch
-    import transformers
-    config = transformers.DistilBertConfig(**CONFIGS[config_name])
-
-    def sinusoidal(name, parameter):
-        if not (config.sinusoidal_pos_embds
-                and name.endswith("position_embeddings.weight")):
-            return False
-        parameter.copy_(torch.from_numpy(sinusoidal_position_table(
-            *parameter.shape)))
-        return True
-    return make_hf_model(config, architecture, seed, fixed=sinusoidal)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 full."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    return {"token_ids": ids, "padding_mask": mask}
-
-
 REFERENCE = Reference(
     tiny_config=lambda dropout: dict(
         vocab_size=64, dim=8, n_layers=1, n_heads=2, hidden_dim=16,
         max_position_embeddings=32, dropout=dropout),
-    odd_model=lambda architecture: make_hf_distil_bert(architecture,
-                                                       "odd36"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, batch=batch,
-                                                        seq=seq))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd36"]),
+    odd_inputs=random_inputs)

@@ -2,12 +2,10 @@
 whose tokenizer ships offline (bert-base-uncased's vocab.txt) and a tiny
 factorised backbone."""
 
-import numpy as np
-
 import kzoo
 from bert_testing import BERT_LIKE
 from family_references import Reference
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 
 ELECTRA_PRESET = "electra_small_discriminator_en_uncased"
 VOCABULARY = 30522
@@ -45,27 +43,9 @@ CONFIGS = {
 }
 
 
-def make_hf_electra(architecture, config_name, seed=0):
-    import transformers
-    return make_hf_model(transformers.ElectraConfig(**CONFIGS[config_name]),
-                         architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 1 right-padded, row 2 with a second segment."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    segments = np.zeros((batch, seq), "int32")
-    segments[2, 6:] = config.type_vocab_size - 1
-    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
-
-
 REFERENCE = Reference(
     tiny_config=lambda dropout: dict(BERT_LIKE, embedding_size=8,
                                      hidden_dropout_prob=dropout),
-    odd_model=lambda architecture: make_hf_electra(architecture, "odd36"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, batch=batch,
-                                                        seq=seq))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd36"]),
+    odd_inputs=random_inputs)

@@ -17,7 +17,7 @@ from kzoo.core.registry import get_class
 from helpers import assert_weights_identical
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
                             save_checkpoints)
-from electra_testing import CONFIGS, make_hf_electra, random_inputs
+from electra_testing import CONFIGS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -36,21 +36,10 @@ KZOO_CLASS = {"ElectraModel": "ElectraBackbone",
 CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 
 
-def hf_outputs(model, inputs):
-    with torch.no_grad():
-        out = model(
-            input_ids=torch.tensor(inputs["token_ids"]).long(),
-            token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
-            attention_mask=torch.tensor(inputs["padding_mask"]).long())
-    if type(model).__name__ == "ElectraModel":
-        return {"sequence_output": out.last_hidden_state.numpy()}
-    return {"logits": out.logits.numpy()}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     return save_checkpoints(tmp_path_factory.mktemp("hf_electra"), CASES,
-                            make_hf_electra, random_inputs, hf_outputs)
+                            CONFIGS)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -80,8 +69,8 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     # The tensors are identical; torch's kernels may round a freshly
     # loaded copy's outputs differently in the last bit.
     out, _, _ = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, hf_outputs,
-        tmp_path / "exported", tied={"generator_lm_head.weight"}, atol=1e-6)
+        model, hf_model, arch, inputs, expected, tmp_path / "exported",
+        tied={"generator_lm_head.weight"}, atol=1e-6)
     # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
     back = cls.from_preset(str(out), **kwargs)
     assert_weights_identical(getattr(back, "backbone", back), backbone)

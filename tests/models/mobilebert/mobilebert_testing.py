@@ -2,10 +2,8 @@
 MobileBERT's released structure, their inputs, and the family's reference
 for the tests over every encoder family (tests/family_references.py)."""
 
-import numpy as np
-
 from family_references import Reference
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 
 CONFIGS = {
     # The release's structure (google/mobilebert-uncased's options: no
@@ -32,27 +30,6 @@ CONFIGS = {
 }
 
 
-def make_hf_mobilebert(architecture, config_name, seed=0):
-    import transformers
-    fields = dict(CONFIGS[config_name])
-    if architecture == "MobileBertForQuestionAnswering":
-        fields["num_labels"] = 2  # start and end
-    return make_hf_model(transformers.MobileBertConfig(**fields),
-                         architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 1 right-padded, row 2 with a second segment."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1, config.vocab_size, (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    segments = np.zeros((batch, seq), "int32")
-    segments[2, 6:] = config.type_vocab_size - 1
-    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
-
-
 REFERENCE = Reference(
     # A token table narrower than the blocks, as released (the trigram
     # input widens 3 x 4 to 8; the MLM head adds 8 - 4 rows of its own).
@@ -61,7 +38,6 @@ REFERENCE = Reference(
         intra_bottleneck_size=8, true_hidden_size=8, num_hidden_layers=1,
         num_attention_heads=2, intermediate_size=16,
         max_position_embeddings=32, hidden_dropout_prob=dropout),
-    odd_model=lambda architecture: make_hf_mobilebert(architecture,
-                                                      "released"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, batch=batch,
-                                                        seq=seq))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["released"]),
+    odd_inputs=random_inputs)

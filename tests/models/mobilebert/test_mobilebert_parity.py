@@ -17,8 +17,9 @@ from kzoo.convert.base import converter_for_model_type
 from kzoo.convert.errors import ConversionError
 from kzoo.core.registry import get_class
 from helpers import assert_weights_identical
-from mobilebert_testing import make_hf_mobilebert, random_inputs
+from mobilebert_testing import CONFIGS
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
+                            hf_outputs, make_hf_model, random_inputs,
                             save_checkpoints)
 
 torch = pytest.importorskip("torch")
@@ -36,28 +37,10 @@ CASES = [(arch, "released") for arch in KZOO_CLASS] + [
     ("MobileBertForSequenceClassification", "pooled")]
 
 
-def hf_outputs(model, inputs):
-    with torch.no_grad():
-        out = model(
-            input_ids=torch.tensor(inputs["token_ids"]).long(),
-            token_type_ids=torch.tensor(inputs["segment_ids"]).long(),
-            attention_mask=torch.tensor(inputs["padding_mask"]).long())
-    name = type(model).__name__
-    if name == "MobileBertModel":
-        return {"sequence_output": out.last_hidden_state.numpy(),
-                "pooled_output": out.pooler_output.numpy()}
-    if name == "MobileBertForQuestionAnswering":
-        return {"start_logits": out.start_logits.numpy(),
-                "end_logits": out.end_logits.numpy()}
-    if name == "MobileBertForPreTraining":
-        return {"logits": out.prediction_logits.numpy()}
-    return {"logits": out.logits.numpy()}
-
-
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     return save_checkpoints(tmp_path_factory.mktemp("hf_mobilebert"), CASES,
-                            make_hf_mobilebert, random_inputs, hf_outputs)
+                            CONFIGS)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -87,8 +70,8 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
             "cls.predictions.decoder.bias"} \
         if arch == "MobileBertForMaskedLM" else ()
     out, _, _ = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, hf_outputs,
-        tmp_path / "exported", tied=tied, atol=1e-6)
+        model, hf_model, arch, inputs, expected, tmp_path / "exported",
+        tied=tied, atol=1e-6)
     # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
     back = cls.from_preset(str(out), **kwargs)
     assert_weights_identical(getattr(back, "backbone", back), backbone)
@@ -101,11 +84,12 @@ def test_the_released_pretraining_checkpoint_converts_to_the_masked_lm(
     converts to `MobileBertMaskedLM` (the MLM logits equal), the
     next-sentence head reported unused; so does the same checkpoint with
     no architecture named (found by its heads)."""
-    hf_model = make_hf_mobilebert("MobileBertForPreTraining", "released")
+    hf_model = make_hf_model("MobileBertForPreTraining",
+                             CONFIGS["released"])
     folder = tmp_path / "hub"
     hf_model.save_pretrained(folder)
     inputs = random_inputs(hf_model.config)
-    expected = hf_outputs(hf_model, inputs)
+    expected = {"logits": hf_outputs(hf_model, inputs)["mlm"]}
     report = hf_to_preset(folder, tmp_path / "kzoo", task="pretraining",
                           verbose=False)
     assert report.model_class == "MobileBertMaskedLM"

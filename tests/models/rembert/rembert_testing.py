@@ -4,11 +4,9 @@ SentencePiece model built from a real one; see tests/data/README.md), the
 random `transformers` checkpoints of RemBERT's structure, and the family's
 reference for the tests over every encoder family."""
 
-import numpy as np
-
 from bert_testing import BERT_LIKE
 from family_references import Reference
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 from text_testing import STAND_IN_PRESETS
 
 REMBERT_PRESET = str(STAND_IN_PRESETS / "rembert_multi")
@@ -42,30 +40,10 @@ CONFIGS = {
 }
 
 
-def make_hf_rembert(architecture, config_name, seed=0):
-    import transformers
-    config = transformers.RemBertConfig(**CONFIGS[config_name])
-    return make_hf_model(config, architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, segment ids over every token
-    type."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    segments = rng.integers(0, config.type_vocab_size,
-                            (batch, seq)).astype("int32")
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = 0
-    return {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
-
-
 REFERENCE = Reference(
     tiny_config=lambda dropout: dict(
         BERT_LIKE, input_embedding_size=4, output_embedding_size=6,
         hidden_dropout_prob=dropout),
-    odd_model=lambda architecture: make_hf_rembert(architecture, "odd"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, batch=batch,
-                                                        seq=seq))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd"]),
+    odd_inputs=random_inputs)

@@ -2,14 +2,10 @@
 with a RoBERTa-format tokenizer (GPT-2's real files with fairseq's special
 ids; see tests/data/README.md), hard strings, a tiny backbone."""
 
-import re
-
-import numpy as np
-
 import kzoo
 from bert_testing import BERT_LIKE
 from family_references import Reference
-from parity_harness import make_hf_model
+from parity_harness import make_hf_model, random_inputs
 from text_testing import STAND_IN_PRESETS
 
 # The stand-in for the named preset `distil_roberta_base_en`.
@@ -65,36 +61,12 @@ CONFIGS = {
 }
 
 
-def make_hf_roberta(architecture, config_name, seed=0, configs=CONFIGS):
-    import transformers
-    # RobertaModel -> RobertaConfig, XLMRobertaForMaskedLM ->
-    # XLMRobertaConfig: families on RoBERTa's layout share these checks.
-    family = re.sub(r"(Model|For\w+)$", "", architecture)
-    config = getattr(transformers, f"{family}Config")(**configs[config_name])
-    return make_hf_model(config, architecture, seed)
-
-
-def random_inputs(config, batch=3, seq=11, seed=0):
-    """Row 0 left-padded, row 1 right-padded, row 2 with a `<pad>` token
-    inside the text (attended to, but numbered as padding)."""
-    pad = config.pad_token_id
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, config.vocab_size, (batch, seq)).astype("int32")
-    ids[ids == pad] = pad + 1
-    mask = np.ones((batch, seq), "int32")
-    mask[0, :3] = 0
-    mask[1, seq - 4:] = 0
-    ids[mask == 0] = pad
-    ids[2, 5] = pad
-    return {"token_ids": ids, "padding_mask": mask}
-
-
 # RoBERTa numbers positions after its padding index: 2 more rows.
 TINY_HF_CONFIG = dict(BERT_LIKE, max_position_embeddings=34,
                       type_vocab_size=1)
 REFERENCE = Reference(
     tiny_config=lambda dropout: dict(TINY_HF_CONFIG,
                                      hidden_dropout_prob=dropout),
-    odd_model=lambda architecture: make_hf_roberta(architecture, "odd36"),
-    odd_inputs=lambda config, batch, seq: random_inputs(config, batch=batch,
-                                                        seq=seq))
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd36"]),
+    odd_inputs=random_inputs)

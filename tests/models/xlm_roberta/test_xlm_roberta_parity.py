@@ -16,10 +16,8 @@ from kzoo.convert import export_hf
 from kzoo.core.registry import get_class
 from parity_harness import (assert_close_to_reference, assert_export_reloads,
                             assert_round_trip_keeps_weights, save_checkpoints)
-from test_roberta_parity import hf_outputs, random_inputs
 from xlm_roberta_testing import (CONFIGS, HARD_TEXTS, SPM_MODEL, XLMR_PRESET,
-                                 XLMR_VOCABULARY, hf_reference_tokenizer,
-                                 make_hf_xlm_roberta)
+                                 XLMR_VOCABULARY, hf_reference_tokenizer)
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -40,8 +38,7 @@ CASES = [(arch, config) for config in CONFIGS for arch in KZOO_CLASS]
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     return save_checkpoints(tmp_path_factory.mktemp("hf_xlm_roberta"),
-                            CASES, make_hf_xlm_roberta, random_inputs,
-                            hf_outputs)
+                            CASES, CONFIGS)
 
 
 @pytest.mark.parametrize("arch,config", CASES)
@@ -68,8 +65,7 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
                               f"{arch}/{config}")
     # kzoo -> HF loads as the same architecture, and back again.
     out, exported, reloaded = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, hf_outputs,
-        tmp_path / "exported",
+        model, hf_model, arch, inputs, expected, tmp_path / "exported",
         tied={"lm_head.decoder.weight", "lm_head.decoder.bias"})
     assert reloaded.config.model_type == "xlm-roberta"
     assert_round_trip_keeps_weights(cls, out, exported, tmp_path / "again",

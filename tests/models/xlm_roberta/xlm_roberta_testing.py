@@ -7,8 +7,9 @@ import shutil
 
 import kzoo
 from family_references import Reference
+from parity_harness import make_hf_model, random_inputs
 from roberta_testing import (HARD_TEXTS as ROBERTA_HARD_TEXTS,
-                             REFERENCE as ROBERTA_REFERENCE, make_hf_roberta)
+                             REFERENCE as ROBERTA_REFERENCE)
 from text_testing import STAND_IN_PRESETS
 
 # The stand-in for the named preset `xlm_roberta_base_multi`.
@@ -67,15 +68,9 @@ CONFIGS = {
 }
 
 
-def make_hf_xlm_roberta(architecture, config_name):
-    model = make_hf_roberta(architecture, config_name, configs=CONFIGS)
-    assert model.config.model_type == "xlm-roberta"
-    return model
-
-
 # RoBERTa's tiny config and inputs, its own odd checkpoint.
 REFERENCE = Reference(
     tiny_config=ROBERTA_REFERENCE.tiny_config,
-    odd_model=lambda architecture: make_hf_xlm_roberta(architecture,
-                                                       "odd39"),
-    odd_inputs=ROBERTA_REFERENCE.odd_inputs)
+    odd_model=lambda architecture: make_hf_model(architecture,
+                                                 CONFIGS["odd39"]),
+    odd_inputs=random_inputs)
