@@ -8,6 +8,7 @@
     python scripts/benchmark_pretraining.py shards long-document
     python scripts/benchmark_pretraining.py one-file --megabytes 500
     python scripts/benchmark_pretraining.py speed --backends torch tensorflow jax
+    KERAS_BACKEND=torch python scripts/benchmark_pretraining.py s3-round-trip
 
 Sections:
 - `prepare`: `kzoo.corpus.prepare_corpus` MB/s on the bundled Austen
@@ -67,6 +68,19 @@ Sections:
   libraries) and its fraction of the machine's ceiling (the fastest
   backend's matmul of that dtype), then the ratios. `--speed-smoke`: a
   tiny model, batch and matmul, 3 steps (the test's mode).
+
+- `s3-round-trip`: the storage round trip (issue 47 item 4) against a
+  real S3 API on loopback (moto's server, in this process, as
+  tests/pretraining/test_remote_storage.py starts it) and the same on
+  local disk, `--round-trip-pairs` alternated pairs, the faster of each
+  part kept: `prepare_corpus` of `--round-trip-megabytes` of the novels
+  (s3:// text into an s3:// corpus), `pretrain` of bert_tiny's shape from
+  scratch (MLM, `--batch-size` x `--sequence-length`) killed right after
+  checkpoint `--round-trip-steps` / 2 was committed, its resume to
+  `--round-trip-steps` (checkpoints every 2 steps, the last one and the
+  preset written to s3://) with kzoo's local cache emptied first (as on
+  another machine), and `from_preset` of the preset's URL. The backend
+  is KERAS_BACKEND's.
 
 Another section is a function `section_NAME(args)` and a line in SECTIONS.
 """
@@ -826,11 +840,160 @@ def section_speed(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ----------------------------------------------------------------------
+# s3-round-trip: prepare, pretrain, kill and resume on s3:// against disk
+# ----------------------------------------------------------------------
+class RoundTripKilled(BaseException):
+    """The kill of `s3-round-trip`'s first run, right after a checkpoint
+    was written (and, on s3://, committed)."""
+
+
+def moto_server(cache):
+    """A moto S3 server on loopback with dummy credentials, kzoo's cache
+    in `cache`; returns the server (stop it) and a bucket's URL."""
+    import logging
+
+    import fsspec
+    import s3fs
+    from moto.server import ThreadedMotoServer
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line a request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0,
+                                verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    os.environ.update(AWS_ACCESS_KEY_ID="benchmark",
+                      AWS_SECRET_ACCESS_KEY="benchmark",
+                      AWS_DEFAULT_REGION="us-east-1",
+                      AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+                      AWS_CONFIG_FILE="/nonexistent",
+                      AWS_ENDPOINT_URL=f"http://{host}:{port}",
+                      KZOO_CACHE=str(cache))
+    s3fs.S3FileSystem.clear_instance_cache()
+    fsspec.filesystem("s3").mkdir("kzoo-benchmark")
+    return server, "s3://kzoo-benchmark"
+
+
+def round_trip(preset, text, corpus, run, options, kill_at, fresh_cache):
+    """Seconds of each part of the round trip: prepare `text` into
+    `corpus`, pretrain into `run` until killed after checkpoint
+    `kill_at`, resume to the end (after `fresh_cache()`), load the
+    preset."""
+    from kzoo.corpus import prepare_corpus
+    from kzoo.pretraining import run as run_module
+    from kzoo.utils import storage
+    import kzoo
+    seconds = {}
+    start = time.perf_counter()
+    prepare_corpus(text, corpus, preset, processes=1, progress=False,
+                   validation_documents=0)
+    seconds["prepare"] = time.perf_counter() - start
+    save = run_module.Run.save_checkpoint
+
+    def save_then_die(self, step, metrics):
+        save(self, step, metrics)
+        if step == kill_at:
+            raise RoundTripKilled()
+
+    run_module.Run.save_checkpoint = save_then_die
+    start = time.perf_counter()
+    try:
+        run_module.pretrain(preset, corpus, run, **options)
+        raise SystemExit("s3-round-trip: the run was not killed")
+    except RoundTripKilled:
+        seconds["pretrain to the kill"] = time.perf_counter() - start
+    finally:
+        run_module.Run.save_checkpoint = save
+    fresh_cache()
+    start = time.perf_counter()
+    summary = run_module.pretrain(preset, corpus, run, **options)
+    seconds["resume to the end"] = time.perf_counter() - start
+    if summary["resumed_from"] != kill_at:
+        raise SystemExit(f"s3-round-trip: resumed from "
+                         f"{summary['resumed_from']}, not {kill_at}")
+    fresh_cache()
+    start = time.perf_counter()
+    kzoo.BertMaskedLM.from_preset(storage.join(str(run), "preset")
+                                  if storage.is_url(str(run)) else
+                                  str(Path(run) / "preset"))
+    seconds["load the preset"] = time.perf_counter() - start
+    return seconds
+
+
+def section_s3_round_trip(args):
+    import keras
+    work = Path(tempfile.mkdtemp(prefix="kzoo_bench_s3_"))
+    server, bucket = moto_server(work / "cache")
+    try:
+        import fsspec
+        paths = austen_files(work / "text", args.round_trip_megabytes)
+        mb = total_mb(paths)
+        start = time.perf_counter()
+        fsspec.filesystem("s3").put(str(work / "text"),
+                                    f"{bucket[5:]}/text", recursive=True)
+        upload = time.perf_counter() - start
+        preset = offline_preset("bert_tiny_en_uncased")
+        steps = args.round_trip_steps
+        options = dict(objective="mlm", from_scratch=True, max_steps=steps,
+                       batch_size=args.batch_size,
+                       sequence_length=args.sequence_length,
+                       checkpoint_every=2, warmup_steps=1, seed=0,
+                       verbose=0)
+        print(f"s3-round-trip: {mb:.1f} MB of text ({len(paths)} files; "
+              f"uploaded to moto in {upload:.2f} s), {preset} from scratch "
+              f"on {keras.backend.backend()}, {steps} steps of "
+              f"{args.batch_size} x {args.sequence_length}, checkpoints "
+              f"every 2, killed after step {steps // 2}; {os.cpu_count()} "
+              "CPUs", flush=True)
+
+        def no_cache():
+            shutil.rmtree(work / "cache", ignore_errors=True)
+
+        best = {}
+        for pair in range(args.round_trip_pairs):
+            for where in ("local", "s3"):
+                if where == "local":
+                    base = work / f"local_{pair}"
+                    parts = (str(work / "text"), str(base / "corpus"),
+                             str(base / "run"))
+                else:
+                    parts = (f"{bucket}/text", f"{bucket}/corpus_{pair}",
+                             f"{bucket}/run_{pair}")
+                seconds = round_trip(preset, *parts, options, steps // 2,
+                                     no_cache)
+                for part, value in seconds.items():
+                    key = (part, where)
+                    best[key] = min(best.get(key, value), value)
+                print(f"  pair {pair + 1} {where:5}: " + ", ".join(
+                    f"{part} {value:.2f} s" for part, value in
+                    seconds.items()), flush=True)
+        from kzoo.pretraining.checkpoints import checkpoint_name
+        final = work / "local_0" / "run" / "checkpoints" / \
+            checkpoint_name(steps)
+        sizes = {name: sum(f.stat().st_size for f in folder.rglob("*")
+                           if f.is_file()) / 1e6
+                 for name, folder in (("checkpoint", final), (
+                     "preset", work / "local_0" / "run" / "preset"))}
+        print(f"  a checkpoint {sizes['checkpoint']:.1f} MB, the preset "
+              f"{sizes['preset']:.1f} MB")
+        print(f"  {'part':22} {'local s':>9} {'s3 (moto) s':>12} "
+              f"{'s3 / local':>10}")
+        for part in ("prepare", "pretrain to the kill",
+                     "resume to the end", "load the preset"):
+            local, remote = best[(part, "local")], best[(part, "s3")]
+            print(f"  {part:22} {local:9.2f} {remote:12.2f} "
+                  f"{remote / local:9.2f}x", flush=True)
+        return best
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 SECTIONS = {"prepare": section_prepare, "memory": section_memory,
             "pipeline": section_pipeline, "overhead": section_overhead,
             "shards": section_shards,
             "long-document": section_long_document,
-            "one-file": section_one_file, "speed": section_speed}
+            "one-file": section_one_file, "speed": section_speed,
+            "s3-round-trip": section_s3_round_trip}
 
 
 def main(argv=None):
@@ -892,7 +1055,17 @@ def main(argv=None):
                         default=list(PRECISIONS), choices=PRECISIONS)
     parser.add_argument("--speed-smoke", action="store_true",
                         help="speed: a tiny model and matmul, 3 steps")
+    parser.add_argument("--round-trip-megabytes", type=float, default=2,
+                        help="s3-round-trip: MB of text prepared")
+    parser.add_argument("--round-trip-steps", type=int, default=8,
+                        help="s3-round-trip: the run's steps (an even "
+                        "number; killed after half of them)")
+    parser.add_argument("--round-trip-pairs", type=int, default=2,
+                        help="s3-round-trip: alternated (local, s3) pairs")
     args = parser.parse_args(argv)
+    if args.round_trip_steps < 4 or args.round_trip_steps % 4:
+        parser.error("--round-trip-steps must be a multiple of 4 (the kill"
+                     " comes after a checkpoint, every 2 steps, halfway)")
     if args.speed_skip >= args.speed_steps:
         parser.error(f"--speed-skip ({args.speed_skip}) must be below "
                      f"--speed-steps ({args.speed_steps})")
