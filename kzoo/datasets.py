@@ -102,6 +102,65 @@ def austen_authorship(novels=("pride_and_prejudice", "emma",
             list(novels))
 
 
+def austen_word_order(novels=("northanger_abbey", "persuasion"), words=48,
+                       scrambled_words=24, per_novel=None, test_fraction=0.2,
+                       seed=0):
+    """A labelled task: is a passage as the author wrote it (1), or has a
+    stretch of `scrambled_words` consecutive words been shuffled (0)?
+
+    Both classes hold the same words, so no bag of words can tell them
+    apart: the task needs word order, what a language model learns from
+    raw text (as CoLA's acceptability judgements do in GLUE). Each
+    passage appears once, in one form; the shuffled stretch starts at a
+    random word and moves at least half of its words. Half of each split
+    (rounded down) is shuffled. Passages are drawn as
+    `austen_authorship` draws them (the same `seed`, `per_novel` and
+    split), so the same texts serve both tasks.
+
+    Returns `((train_texts, train_labels), (test_texts, test_labels))`.
+
+    Example:
+    ```python
+    from kzoo import datasets
+    (train_x, train_y), (test_x, test_y) = datasets.austen_word_order(
+        per_novel=50)
+    assert len(train_x) + len(test_x) == 100 and train_y.mean() == 0.5
+    original = next(x for x, y in zip(train_x, train_y) if y == 0)
+    assert sorted(original.split()) != original.split()  # shuffled order
+    ```
+    """
+    if not 2 <= scrambled_words <= words:
+        raise ValueError(
+            f"austen_word_order: scrambled_words={scrambled_words} must be "
+            f"between 2 and words={words} (the passage's length).")
+    (train_x, _), (test_x, _), _ = austen_authorship(
+        novels, words=words, per_novel=per_novel,
+        test_fraction=test_fraction, seed=seed)
+    rng = np.random.default_rng([seed, 1])
+
+    def label(texts):
+        labels = np.ones(len(texts), "int32")
+        labels[rng.permutation(len(texts))[:len(texts) // 2]] = 0
+        return [text if keep else _scramble_stretch(text, scrambled_words, rng)
+                for text, keep in zip(texts, labels)], labels
+
+    return label(train_x), label(test_x)
+
+
+def _scramble_stretch(text, length, rng):
+    """`text` with `length` consecutive words, from a random start,
+    shuffled so that at least half of them move."""
+    words = text.split()
+    start = int(rng.integers(0, len(words) - length + 1))
+    while True:
+        order = rng.permutation(length)
+        if np.sum(order != np.arange(length)) >= length / 2:
+            break
+    stretch = words[start:start + length]
+    words[start:start + length] = [stretch[i] for i in order]
+    return " ".join(words)
+
+
 def austen_speech(novels=("pride_and_prejudice",), words=16,
                   per_class=None, test_per_class=200, seed=0):
     """A labelled task: is a paragraph's opening speech or narration?
