@@ -235,14 +235,21 @@ def compiled_generate_function(model, sampler, stop_token_ids, pad_token_id,
     key = (sampler.cache_key(), tuple(stop_token_ids), int(pad_token_id),
            bool(use_cache), controls)
     if key not in functions:
-        build = beam_search_loop if sampler.is_beam else sampling_loop
-
         def build_loop(decoder):
             # `decoder` is the model, or (torch) a stand-in whose forward
             # passes run as traced graphs; see compiled.TorchTracedDecoder.
-            return build(decoder, sampler, stop_token_ids=stop_token_ids,
-                         pad_token_id=pad_token_id, use_cache=use_cache,
-                         controls=controls)
+            return generate_loop(decoder, sampler, stop_token_ids,
+                                 pad_token_id, use_cache, controls)
 
         functions[key] = compiled.CompiledFunction(build_loop, model)
     return functions[key]
+
+
+def generate_loop(decoder, sampler, stop_token_ids, pad_token_id,
+                  use_cache=True, controls=DecodingControls()):
+    """The uncompiled loop of `loop.py` for this sampler (`compiled.py`
+    compiles it; an exported generator traces it into its graph)."""
+    build = beam_search_loop if sampler.is_beam else sampling_loop
+    return build(decoder, sampler, stop_token_ids=stop_token_ids,
+                 pad_token_id=pad_token_id, use_cache=use_cache,
+                 controls=controls)

@@ -89,7 +89,9 @@ def sampling_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
-        batch, max_length = token_ids.shape
+        # The batch may be unknown until run (an exported generator's
+        # graph serves any batch); the length is fixed.
+        batch, max_length = ops.shape(token_ids)[0], token_ids.shape[1]
         cache = []
         if use_cache:
             cache = decoder.generation_prefill(
@@ -186,7 +188,9 @@ def beam_search_loop(model, sampler, stop_token_ids=(), pad_token_id=0,
         token_ids = ops.cast(token_ids, "int32")
         prompt_lengths = ops.cast(prompt_lengths, "int32")
         end_positions = ops.cast(end_positions, "int32")
-        batch, max_length = token_ids.shape
+        # The batch may be unknown until run (an exported generator's
+        # graph serves any batch); the length is fixed.
+        batch, max_length = ops.shape(token_ids)[0], token_ids.shape[1]
         positions = ops.arange(max_length, dtype="int32")
         beam_range = ops.arange(num_beams, dtype="int32")
 

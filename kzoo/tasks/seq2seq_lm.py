@@ -145,11 +145,6 @@ class Seq2SeqLM(GenerationSettingsMixin, Task):
         The encoder runs once, inside the same compiled program as the
         decoding loop (`kzoo.generation.generate_seq2seq`).
         """
-        preprocessor = self.preprocessor
-        tokenizer = getattr(preprocessor, "tokenizer", None)
-        end_token_id = getattr(tokenizer, "end_token_id", None)
-        pad_token_id = getattr(tokenizer, "pad_token_id", None)
-        start = getattr(preprocessor, "decoder_start_token_id", None)
         if generation_config is None:
             generation_config = self.generation_config
         return generate_seq2seq(
@@ -157,7 +152,19 @@ class Seq2SeqLM(GenerationSettingsMixin, Task):
             max_new_tokens=max_new_tokens, decoder_prompts=decoder_prompts,
             stop_token_ids=stop_token_ids, strip_prompt=strip_prompt,
             seed=seed, use_cache=use_cache,
-            generation_config=generation_config, preprocessor=preprocessor,
+            generation_config=generation_config,
+            preprocessor=self.preprocessor, **self.generation_arguments(),
+            **controls)
+
+    def generation_arguments(self):
+        """What `kzoo.generation.generate_seq2seq` needs to know of this
+        model (an exported generator reads the same)."""
+        preprocessor = self.preprocessor
+        tokenizer = getattr(preprocessor, "tokenizer", None)
+        end_token_id = getattr(tokenizer, "end_token_id", None)
+        pad_token_id = getattr(tokenizer, "pad_token_id", None)
+        start = getattr(preprocessor, "decoder_start_token_id", None)
+        return dict(
             vocabulary_size=self.backbone.vocabulary_size,
             encoder_length_limit=self.backbone.max_sequence_length,
             position_limit=self.backbone.max_sequence_length,
@@ -166,8 +173,7 @@ class Seq2SeqLM(GenerationSettingsMixin, Task):
             pad_token_id=0 if pad_token_id is None else pad_token_id,
             default_stop_token_ids=(() if end_token_id is None
                                     else (end_token_id,)),
-            default_max_length=getattr(preprocessor, "target_length", None),
-            **controls)
+            default_max_length=getattr(preprocessor, "target_length", None))
 
     # The encoder-decoder protocol of kzoo.generation.encoder_decoder ----
     def generation_encode(self, token_ids, padding_mask):

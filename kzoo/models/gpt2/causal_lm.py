@@ -120,10 +120,6 @@ class GPT2CausalLM(GenerationSettingsMixin, Task):
         `max_length` and the longest prompt rounded up to a power of two
         fix the shapes.
         """
-        tokenizer = getattr(self.preprocessor, "tokenizer", None)
-        end_token_id = getattr(tokenizer, "end_token_id", None)
-        default_max_length = getattr(self.preprocessor, "sequence_length",
-                                     None)
         if generation_config is None:
             generation_config = self.generation_config
         return generation.generate(
@@ -131,13 +127,22 @@ class GPT2CausalLM(GenerationSettingsMixin, Task):
             max_new_tokens=max_new_tokens, stop_token_ids=stop_token_ids,
             strip_prompt=strip_prompt, seed=seed, use_cache=use_cache,
             generation_config=generation_config,
-            preprocessor=self.preprocessor,
+            preprocessor=self.preprocessor, **self.generation_arguments(),
+            **controls)
+
+    def generation_arguments(self):
+        """What `kzoo.generation.generate` needs to know of this model
+        (an exported generator reads the same)."""
+        tokenizer = getattr(self.preprocessor, "tokenizer", None)
+        end_token_id = getattr(tokenizer, "end_token_id", None)
+        return dict(
             vocabulary_size=self.backbone.vocabulary_size,
             position_limit=self.backbone.max_sequence_length,
             pad_token_id=0 if end_token_id is None else end_token_id,
             default_stop_token_ids=() if end_token_id is None
             else (end_token_id,),
-            default_max_length=default_max_length, **controls)
+            default_max_length=getattr(self.preprocessor, "sequence_length",
+                                       None))
 
     # The decoder protocol of kzoo.generation.loop -----------------------
     def generation_cache(self, batch_size, max_length):
