@@ -69,13 +69,16 @@ LABELS = {"full": "A full run",
 # TensorFlow's and absl's log lines: glog/absl ("E0000 00:00:1732...
 # 12345 cuda_dnn.cc:8310] ..."), TensorFlow's Python logging
 # ("2026-11-28 20:00:00.123456: I tensorflow/..."), absl's notice before
-# it is initialised, TensorFlow's CPU-feature advice, and Python logging
-# from jax/absl/tensorflow ("WARNING:absl:...").
+# it is initialised, TensorFlow's CPU-feature advice, Python logging
+# from jax/absl/tensorflow ("WARNING:absl:..."), and Gloo's note as each
+# process of a multi-process run connects ("[Gloo] Rank 1 is connected
+# to 1 peer ranks. ...", in either order).
 NOISE = re.compile(
     r"^(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\]"
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] "
     r"|WARNING: All log messages before absl::InitializeLog\(\)"
     r"|To enable the following instructions: .* rebuild TensorFlow"
+    r"|\[Gloo\] Rank \d+ is connected to \d+ peer ranks\."
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:absl|jax|tensorflow|"
     r"h5py|tf_keras)\b)")
 

@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # these wait for `python scripts/record_guide.py NAME` on a quieter one.
 _NO_CPU = "not recorded yet: no CPU time left in the recording session"
 NOT_RECORDED_YET = {
-    "distributed_training": _NO_CPU,
     "elmo": _NO_CPU,
     "fine_tuning_recipes": _NO_CPU,
     "gpt2": _NO_CPU,
@@ -130,6 +129,7 @@ print("WARNING: All log messages before absl::InitializeLog() is called are writ
 print("2026-11-28 20:00:00.123456: I tensorflow/core/util/port.cc:153] oneDNN custom operations are on.")
 print("To enable the following instructions: AVX2 FMA, in other operations, rebuild TensorFlow with the appropriate compiler flags.")
 print("WARNING:absl:Compiled the loaded model, but the compiled metrics have yet to be built.")
+print("[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1")
 print("held-out accuracy 0.75", "smoke" if "--smoke" in sys.argv else "full",
       os.environ.get("KZOO_GUIDE_SMOKE"))
 print("epoch 1\r  epoch 2")
