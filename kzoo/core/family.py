@@ -122,19 +122,23 @@ def tokenizer_preprocessor(tokenizer_cls):
                     lambda preprocessor: preprocessor.tokenizer_cls)
 
 
-# The families whose texts pack as BERT's (`[CLS] a [SEP] b [SEP]`, with
-# RoBERTa's doubled separator): the generic heads (token classification,
-# multiple choice, question answering) pack with them.
-PAIR_PACKING_FAMILIES = ("BERT, RoBERTa, XLM-R, DistilBERT, ALBERT, "
-                         "ELECTRA, DeBERTa-v3")
-
-
 def _packs_as_bert(preprocessor_cls):
     # `feeds_encoder_heads = False`: packed as BERT, but for a backbone
     # the generic heads cannot read (BART's encoder-decoder).
     return preprocessor_cls is not None and hasattr(
         preprocessor_cls, "separators_between") and getattr(
         preprocessor_cls, "feeds_encoder_heads", True)
+
+
+def pair_packing_backbones():
+    """The registered backbones whose families pack texts as BERT's
+    (`[CLS] a [SEP] b [SEP]`, with RoBERTa's doubled separator), by
+    class name: the generic heads (token classification, multiple
+    choice, question answering) pack with them. Read off the registry,
+    so a new family is named here without an edit."""
+    return ", ".join(sorted(
+        cls.__name__ for cls in registered_subclasses(Backbone)
+        if _packs_as_bert(family_text_preprocessor(cls))))
 
 
 def backbone_packing(owner, backbone):
@@ -144,7 +148,7 @@ def backbone_packing(owner, backbone):
     if not _packs_as_bert(found):
         raise ArgumentError(
             f"{owner} needs an encoder backbone whose family packs text as "
-            f"BERT does ({PAIR_PACKING_FAMILIES}); got {describe(backbone)}.")
+            f"BERT does ({pair_packing_backbones()}); got {describe(backbone)}.")
     return found
 
 
@@ -157,7 +161,7 @@ def preset_packing(owner, preset):
         raise ArgumentError(
             f"{owner}: preset {preset.name!r} holds a "
             f"{backbone_cls.__name__}, not an encoder whose family packs "
-            f"text as BERT does ({PAIR_PACKING_FAMILIES}).")
+            f"text as BERT does ({pair_packing_backbones()}).")
     return found
 
 
@@ -169,7 +173,7 @@ def tokenizer_packing(owner, tokenizer):
     if not _packs_as_bert(found):
         raise ValueError(
             f"{owner} needs the tokenizer of an encoder family that packs "
-            f"text pairs ([CLS] a [SEP] b [SEP]: {PAIR_PACKING_FAMILIES}); "
+            f"text pairs ([CLS] a [SEP] b [SEP]: {pair_packing_backbones()}); "
             f"got a {type(tokenizer).__name__}.")
     return found
 

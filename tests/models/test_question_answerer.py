@@ -367,8 +367,15 @@ def test_other_families_fit_from_raw_examples(family):
 
 def test_bad_backbone_and_preprocessor():
     from gpt2_testing import tiny_backbone as tiny_gpt2
-    with pytest.raises(ArgumentError, match="packs text as BERT does"):
+    # The families named are read off the registry: every encoder that
+    # packs pairs, the newest included, and no decoder.
+    with pytest.raises(ArgumentError, match="packs text as BERT does") as \
+            refused:
         kzoo.QuestionAnswerer(tiny_gpt2(), preprocessor=None)
+    named = str(refused.value).split("BERT does (")[1].split(")")[0]
+    assert {"BertBackbone", "MobileBertBackbone", "RemBertBackbone",
+            "DebertaV3Backbone"} <= set(named.split(", "))
+    assert "GPT2Backbone" not in named and "BartBackbone" not in named
     roberta = tiny_backbone(kzoo.RobertaBackbone)
     with pytest.raises(ArgumentError, match="RobertaTokenizer"):
         kzoo.QuestionAnswerer(roberta, preprocessor=qa_preprocessor())
