@@ -5,10 +5,11 @@ shares, held from that moment; a restore from a checkpoint's (JSON)
 state before or after the moment makes the same batches; when every
 corpus is capped out the next batch is refused in one line that says
 what to change, and raising a cap goes on from there. The stream checks
-do not depend on the backend (once). The `kzoo pretrain` run runs on
-every backend: how the refusal reaches the command goes through each
-backend's feeding of `fit` (on TensorFlow tf.data wraps the stream's
-error in its own)."""
+do not depend on the backend (once), nor does a raised cap's resume of
+a `kzoo pretrain` run (once: the stream state and the run's identity).
+The `kzoo pretrain` run that runs out runs on every backend: how the
+refusal reaches the command goes through each backend's feeding of
+`fit` (on TensorFlow tf.data wraps the stream's error in its own)."""
 
 import json
 
@@ -187,37 +188,69 @@ def test_a_cap_on_a_single_corpus_is_refused():
         corpus_entries(["books:epochs=4"])
 
 
-def test_a_run_whose_caps_run_out_stops_at_its_checkpoint(tmp_path, capsys):
-    """Two corpora of two documents capped at one epoch fill 4 batches of
-    2 (tiny_mlm's rows take sentences until 5 ids), so an 8-step run
-    stops in one line at step 4 with its checkpoints kept; the same
-    command with --max-steps 4 finishes it from the checkpoint of step
-    4."""
+@pytest.fixture
+def capped_run(tmp_path):
+    """The 125-word BERT preset, two corpora of two documents, and the
+    `kzoo pretrain` command of a mixture of them (tiny_mlm, batch 2,
+    checkpoints every 2 steps) given each corpus' epoch cap."""
     pretraining_testing.register_tiny_mlm()
     preset = pretraining_testing.make_preset(tmp_path / "preset")
     a, b = [str(pretraining_testing.make_corpus(tmp_path / name, preset,
                                                 documents=count, seed=seed))
             for name, count, seed in (("a", 2, 1), ("b", 2, 2))]
-    config = tmp_path / "run.toml"
-    config.write_text(f'corpus = [{{path = "{a}", epochs = 1}}, '
-                      f'"{b}:1:epochs=1"]\n')
-    command = ["pretrain", str(preset), str(tmp_path / "out"), "--config",
-               str(config), "--objective", "tiny_mlm", "--from-scratch",
-               "--batch-size", "2", "--sequence-length", "32",
-               "--checkpoint-every", "2", "--learning-rate", "1e-3",
-               "--warmup-steps", "1", "--quiet"]
-    assert kzoo_main([*command, "--max-steps", "8"]) == 1
+
+    def command(epochs, max_steps):
+        config = tmp_path / f"run_{epochs}.toml"
+        config.write_text(f'corpus = [{{path = "{a}", epochs = {epochs}}}, '
+                          f'"{b}:1:epochs={epochs}"]\n')
+        return ["pretrain", str(preset), str(tmp_path / "out"), "--config",
+                str(config), "--objective", "tiny_mlm", "--from-scratch",
+                "--batch-size", "2", "--sequence-length", "32",
+                "--checkpoint-every", "2", "--learning-rate", "1e-3",
+                "--warmup-steps", "1", "--quiet", "--max-steps",
+                str(max_steps)]
+
+    return tmp_path / "out", (a, b), command
+
+
+def _stops_at_step_4(output, corpora, capsys):
+    a, b = corpora
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
     assert err.startswith("kzoo pretrain: error: Every corpus of the "
                           f"mixture has reached its epoch cap ({a}: 4 "
                           f"examples in 1 epoch; {b}: 4 examples in 1 "
                           "epoch): they fill 4 batches")
-    saved = sorted(p.name for p in (tmp_path / "out" / "checkpoints")
-                   .iterdir())
+    saved = sorted(p.name for p in (output / "checkpoints").iterdir())
     assert saved == ["step-000000002", "step-000000004"]
-    assert kzoo_main([*command, "--max-steps", "4"]) == 0
+
+
+def test_a_run_whose_caps_run_out_stops_at_its_checkpoint(capped_run,
+                                                          capsys):
+    """Two corpora of two documents capped at one epoch fill 4 batches of
+    2 (tiny_mlm's rows take sentences until 5 ids), so an 8-step run
+    stops in one line at step 4 with its checkpoints kept; the same
+    command with --max-steps 4 finishes it from the checkpoint of step
+    4."""
+    output, (a, b), command = capped_run
+    assert kzoo_main(command(epochs=1, max_steps=8)) == 1
+    _stops_at_step_4(output, (a, b), capsys)
+    assert kzoo_main(command(epochs=1, max_steps=4)) == 0
     out = capsys.readouterr().out
     assert "resumed from step 4" in out
     assert f"{a} (weight 0.5, at most 1 epoch): 4 examples, epoch 1" in out
-    assert (tmp_path / "out" / "preset" / "config.json").exists()
+    assert (output / "preset" / "config.json").exists()
+
+
+@pytest.mark.once
+def test_a_raised_cap_resumes_the_run_that_ran_out(capped_run, capsys):
+    """The caps are not part of the run's identity: the run that ran out
+    at step 4 goes on to step 8 with the caps raised to two epochs, the
+    corpora in their second."""
+    output, (a, b), command = capped_run
+    assert kzoo_main(command(epochs=1, max_steps=8)) == 1
+    _stops_at_step_4(output, (a, b), capsys)
+    assert kzoo_main(command(epochs=2, max_steps=8)) == 0
+    out = capsys.readouterr().out
+    assert "pretrained 8 steps, resumed from step 4" in out
+    assert f"{a} (weight 0.5, at most 2 epochs): 8 examples, epoch 2" in out
