@@ -31,7 +31,6 @@ NOT_RECORDED_YET = {
     "pretraining_bert": _NO_CPU,
     "question_answering": _NO_CPU,
     "scaling_laws": _NO_CPU,
-    "token_classification": _NO_CPU,
     "ulmfit": _NO_CPU,
 }
 
