@@ -24,6 +24,7 @@ What a family adds to the SentencePiece model, and what it overrides here:
   at which ids), for `from_texts`.
 """
 
+import contextlib
 import io
 import itertools
 from pathlib import Path
@@ -296,9 +297,12 @@ class SentencePieceTokenizer(Tokenizer):
         long as the graph runs.
         """
         hub = self._hub()
-        if not tf.executing_eagerly():
+        if not tf.executing_eagerly() and (
+                _one_model is None or id(hub) not in _one_model):
             with tf.init_scope():
                 remake_tf_model(hub)
+            if _one_model is not None:
+                _one_model.add(id(hub))
         return hub
 
     # ------------------------------------------------------------------
@@ -339,6 +343,26 @@ class SentencePieceTokenizer(Tokenizer):
     @property
     def special_token_ids(self):
         return [self.token_to_id(t) for t in self.special_tokens]
+
+
+# Inside `one_model_per_tokenizer()`: the ids of the keras-hub tokenizers
+# whose tf-text model was made afresh since it began.
+_one_model = None
+
+
+@contextlib.contextmanager
+def one_model_per_tokenizer():
+    """Within: each tokenizer makes its tf-text model afresh for the first
+    graph only (see `_graph_ready_hub`), and its later graphs share it. An
+    export traces several graphs into one SavedModel (TensorFlow traces
+    some again as it saves), which can save only the model its archive
+    tracks."""
+    global _one_model
+    outer, _one_model = _one_model, set()
+    try:
+        yield
+    finally:
+        _one_model = outer
 
 
 def remake_tf_model(hub):
