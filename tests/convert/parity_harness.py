@@ -152,6 +152,36 @@ def save_checkpoints(root, cases, configs, inputs_for=random_inputs,
     return made
 
 
+def from_checkpoint(cls, folder):
+    """`cls.from_preset` of a transformers checkpoint folder with no
+    tokenizer (a task gets no preprocessor); it must make a `cls`."""
+    from kzoo.core.backbone import Backbone
+    kwargs = {} if issubclass(cls, Backbone) else {"preprocessor": None}
+    model = cls.from_preset(str(folder), **kwargs)
+    assert type(model) is cls, (type(model), cls)
+    return model
+
+
+def check_conversion(case, kzoo_class, folder, atol=1e-5, tied=(),
+                     skipped=(), reload_atol=0.0):
+    """One saved case of `save_checkpoints` both ways: transformers ->
+    kzoo as the registered class `kzoo_class`, every output within `atol`
+    of the reference's; kzoo -> transformers under `folder`, every tensor
+    bit for bit and transformers' outputs of the export within
+    `reload_atol` of the reference's (assert_export_reloads). Returns the
+    kzoo model, the reference's config, the exported folder and its
+    tensors, for the family's own checks."""
+    from kzoo.core.registry import get_class
+    hf_model, checkpoint, inputs, expected = case
+    model = from_checkpoint(get_class(kzoo_class), checkpoint)
+    assert_close_to_reference(model, inputs, expected, atol, checkpoint.name)
+    out, exported, _ = assert_export_reloads(
+        model, hf_model, type(hf_model).__name__, inputs, expected,
+        Path(folder) / "exported", tied=tied, skipped=skipped,
+        atol=reload_atol)
+    return model, hf_model.config, out, exported
+
+
 def assert_close_to_reference(model, inputs, expected, atol, label):
     """Every output of `model` within `atol` of the reference's."""
     differences = max_abs_differences(kzoo_outputs(model, inputs), expected)
@@ -182,12 +212,11 @@ def assert_export_reloads(model, hf_model, architecture, inputs, expected,
     return out, exported, reloaded
 
 
-def assert_round_trip_keeps_weights(cls, exported_folder, exported, folder,
-                                    **kwargs):
+def assert_round_trip_keeps_weights(cls, exported_folder, exported, folder):
     """transformers -> kzoo -> transformers once more: every tensor bit
     for bit (compared through a second export, since a pooler no head
     uses is not in a checkpoint and starts random in kzoo)."""
-    back = cls.from_preset(str(exported_folder), **kwargs)
+    back = from_checkpoint(cls, exported_folder)
     again = load_file(export_hf(back, folder, verbose=False)
                       / "model.safetensors")
     assert set(again) == set(exported)

@@ -11,9 +11,8 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.core.registry import get_class
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            assert_round_trip_keeps_weights, save_checkpoints)
+from parity_harness import (assert_round_trip_keeps_weights, check_conversion,
+                            save_checkpoints)
 from albert_testing import ALBERT_PRESET, CONFIGS, HARD_TEXTS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -40,14 +39,13 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "AlbertModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path,
+        tied={"predictions.decoder.weight", "predictions.decoder.bias"})
+    assert_round_trip_keeps_weights(type(model), out, exported,
+                                    tmp_path / "again")
 
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
     assert (backbone.embedding_dim, backbone.num_groups,
             backbone.num_inner_repetitions) == (
         hf_config.embedding_size, hf_config.num_hidden_groups,
@@ -56,14 +54,6 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     assert backbone.activation == hf_config.hidden_act
     if arch in ("AlbertForSequenceClassification", "AlbertForPreTraining"):
         assert model.dropout == hf_config.classifier_dropout_prob
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    out, exported, _ = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, tmp_path / "exported",
-        tied={"predictions.decoder.weight", "predictions.decoder.bias"})
-    assert_round_trip_keeps_weights(cls, out, exported, tmp_path / "again",
-                                    **kwargs)
 
 
 def test_shared_blocks_are_one_set_of_variables(checkpoints):

@@ -8,12 +8,10 @@ import pytest
 import kzoo
 from kzoo.convert import load_hf_weights
 from kzoo.convert.safetensors import load_file
-from kzoo.core.registry import get_class
 
 from convert_helpers import ARCHITECTURES, CONFIGS, KZOO_CLASS, save_hf
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            kzoo_outputs, max_abs_differences,
-                            save_checkpoints)
+from parity_harness import (check_conversion, kzoo_outputs,
+                            max_abs_differences, save_checkpoints)
 
 import torch
 
@@ -36,15 +34,14 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "BertModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model).__name__ == KZOO_CLASS[arch]
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path,
+        tied={"cls.predictions.decoder.weight",
+              "cls.predictions.decoder.bias"},
+        skipped=("position_ids", "token_type_ids"))
 
-    # The config fields that change the numbers all came across.
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
+    # The config fields that change the numbers all came across.
     assert backbone.num_segments == hf_config.type_vocab_size
     assert backbone.layer_norm_epsilon == hf_config.layer_norm_eps
     assert backbone.activation == hf_config.hidden_act
@@ -57,13 +54,6 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
                             if hf_config.classifier_dropout is not None
                             else hf_config.hidden_dropout_prob)
         assert model.dropout == expected_dropout
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    assert_export_reloads(
-        model, hf_model, arch, inputs, expected, tmp_path / "exported",
-        tied={"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
-        skipped=("position_ids", "token_type_ids"))
 
 
 def test_unprefixed_and_legacy_names_and_sharded(checkpoints, tmp_path):

@@ -14,9 +14,10 @@ import pytest
 import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.core.registry import get_class
-from convert_helpers import check_exported_weights
-from parity_harness import (assert_close_to_reference, hf_outputs,
-                            make_hf_model, random_inputs)
+from helpers import assert_weights_identical
+from parity_harness import (assert_close_to_reference,
+                            check_exported_weights, from_checkpoint,
+                            hf_outputs, make_hf_model, random_inputs)
 from deberta_v3_testing import CONFIGS, DEBERTA_PRESET, HARD_TEXTS
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -62,10 +63,7 @@ def checkpoints(tmp_path_factory):
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "DebertaV2Model" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model = from_checkpoint(get_class(KZOO_CLASS[arch]), folder)
 
     backbone = getattr(model, "backbone", model)
     hf_config = hf_model.config
@@ -96,12 +94,7 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
             np.testing.assert_allclose(again[name], value, atol=1e-6,
                                        err_msg=name)
     # ... and back: kzoo reads its own export to the same weights.
-    import keras
-    again = cls.from_preset(str(out), **kwargs)
-    for a, b in zip(again.weights, model.weights):
-        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a.value),
-                                      keras.ops.convert_to_numpy(b.value),
-                                      err_msg=a.path)
+    assert_weights_identical(from_checkpoint(type(model), out), model)
 
 
 def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):

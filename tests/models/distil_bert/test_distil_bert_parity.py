@@ -13,9 +13,7 @@ import pytest
 import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.layers import sinusoidal_position_table
-from kzoo.core.registry import get_class
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            save_checkpoints)
+from parity_harness import (check_conversion, save_checkpoints)
 from distil_bert_testing import CONFIGS, HARD_TEXTS, make_tiny_distil_bert
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -42,14 +40,11 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "DistilBertModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path,
+        tied={"vocab_projector.weight"})
 
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
     assert backbone.max_sequence_length == hf_config.max_position_embeddings
     assert backbone.activation == hf_config.activation
     assert backbone.sinusoidal_position_embeddings == \
@@ -59,12 +54,6 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
     if arch == "DistilBertForSequenceClassification":
         assert model.num_classes == hf_config.num_labels
         assert model.dropout == hf_config.seq_classif_dropout
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    assert_export_reloads(model, hf_model, arch, inputs, expected,
-                          tmp_path / "exported",
-                          tied={"vocab_projector.weight"})
 
 
 def test_sinusoidal_table_is_transformers_one():

@@ -15,12 +15,11 @@ import kzoo
 from kzoo.convert import HFCheckpoint, hf_to_preset
 from kzoo.convert.base import converter_for_model_type
 from kzoo.convert.errors import ConversionError
-from kzoo.core.registry import get_class
 from helpers import assert_weights_identical
 from mobilebert_testing import CONFIGS
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            hf_outputs, make_hf_model, random_inputs,
-                            save_checkpoints)
+from parity_harness import (assert_close_to_reference, check_conversion,
+                            from_checkpoint, hf_outputs, make_hf_model,
+                            random_inputs, save_checkpoints)
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -45,14 +44,17 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "MobileBertModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path,
+        tied={"cls.predictions.decoder.weight",
+              "cls.predictions.decoder.bias"}, reload_atol=1e-6)
+    # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
+    back = from_checkpoint(type(model), out)
+    assert_weights_identical(getattr(back, "backbone", back),
+                             getattr(model, "backbone", model))
+    assert_weights_identical(back, model)
 
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
     assert (backbone.embedding_dim, backbone.hidden_dim,
             backbone.bottleneck_dim, backbone.num_feedforward_networks,
             backbone.pooler_dense, backbone.activation) == (
@@ -63,19 +65,6 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.num_classes == hf_config.num_labels
         assert model.dropout == (hf_config.classifier_dropout
                                  or hf_config.hidden_dropout_prob)
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    tied = {"cls.predictions.decoder.weight",
-            "cls.predictions.decoder.bias"} \
-        if arch == "MobileBertForMaskedLM" else ()
-    out, _, _ = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, tmp_path / "exported",
-        tied=tied, atol=1e-6)
-    # ... and back: kzoo -> HF -> kzoo keeps every weight bit for bit.
-    back = cls.from_preset(str(out), **kwargs)
-    assert_weights_identical(getattr(back, "backbone", back), backbone)
-    assert_weights_identical(back, model)
 
 
 def test_the_released_pretraining_checkpoint_converts_to_the_masked_lm(

@@ -15,9 +15,8 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.core.registry import get_class
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            assert_round_trip_keeps_weights, save_checkpoints)
+from parity_harness import (assert_round_trip_keeps_weights, check_conversion,
+                            save_checkpoints)
 from rembert_testing import CONFIGS, REMBERT_SPM, REMBERT_VOCABULARY
 
 torch = pytest.importorskip("torch")
@@ -38,27 +37,18 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "RemBertModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path)
+    assert_round_trip_keeps_weights(type(model), out, exported,
+                                    tmp_path / "again")
 
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
     assert (backbone.input_embedding_dim, backbone.output_embedding_dim,
             backbone.layer_norm_epsilon, backbone.activation) == (
         hf_config.input_embedding_size, hf_config.output_embedding_size,
         hf_config.layer_norm_eps, hf_config.hidden_act)
     if arch == "RemBertForSequenceClassification":
         assert model.dropout == hf_config.classifier_dropout_prob
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    out, exported, _ = assert_export_reloads(
-        model, hf_model, arch, inputs, expected, tmp_path / "exported")
-    assert_round_trip_keeps_weights(cls, out, exported, tmp_path / "again",
-                                    **kwargs)
 
 
 def test_the_output_embedding_is_the_heads_own(checkpoints):

@@ -11,9 +11,7 @@ import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from kzoo.core.registry import get_class
-from parity_harness import (assert_close_to_reference, assert_export_reloads,
-                            save_checkpoints)
+from parity_harness import (check_conversion, save_checkpoints)
 from roberta_testing import CONFIGS, HARD_TEXTS, ROBERTA_PRESET
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -39,14 +37,11 @@ def checkpoints(tmp_path_factory):
 
 @pytest.mark.parametrize("arch,config", CASES)
 def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
-    hf_model, folder, inputs, expected = checkpoints[arch, config]
-    cls = get_class(KZOO_CLASS[arch])
-    kwargs = {} if arch == "RobertaModel" else {"preprocessor": None}
-    model = cls.from_preset(str(folder), **kwargs)
-    assert type(model) is cls
+    model, hf_config, out, exported = check_conversion(
+        checkpoints[arch, config], KZOO_CLASS[arch], tmp_path,
+        tied={"lm_head.decoder.weight", "lm_head.decoder.bias"})
 
     backbone = getattr(model, "backbone", model)
-    hf_config = hf_model.config
     assert backbone.pad_token_id == hf_config.pad_token_id
     assert backbone.max_sequence_length == \
         hf_config.max_position_embeddings - hf_config.pad_token_id - 1
@@ -56,12 +51,6 @@ def test_parity_and_round_trip(checkpoints, arch, config, tmp_path):
         assert model.num_classes == hf_config.num_labels
         assert model.dropout == (hf_config.classifier_dropout
                                  or hf_config.hidden_dropout_prob)
-
-    assert_close_to_reference(model, inputs, expected, ATOL,
-                              f"{arch}/{config}")
-    assert_export_reloads(
-        model, hf_model, arch, inputs, expected, tmp_path / "exported",
-        tied={"lm_head.decoder.weight", "lm_head.decoder.bias"})
 
 
 def test_exported_tokenizer_is_the_same_tokenizer(checkpoints, tmp_path):
