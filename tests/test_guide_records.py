@@ -29,7 +29,6 @@ NOT_RECORDED_YET = {
     "gpt2": _NO_CPU,
     "lora_and_quantization": _NO_CPU,
     "pretraining_bert": _NO_CPU,
-    "question_answering": _NO_CPU,
     "scaling_laws": _NO_CPU,
     "ulmfit": _NO_CPU,
 }
