@@ -225,6 +225,31 @@ def assert_round_trip_keeps_weights(cls, exported_folder, exported, folder):
     return back
 
 
+def assert_tokenizes_as_transformers(preprocessor, hf_tokenizer, texts):
+    """transformers' `hf_tokenizer` (e.g. AutoTokenizer of kzoo's export)
+    tokenizes each of `texts` as the kzoo `preprocessor`'s tokenizer does,
+    and packs the first half of them (up to 4) with as many after as the
+    preprocessor does at its sequence length: the same ids, and the same
+    segment ids where the preprocessor gives them."""
+    tokenizer = preprocessor.tokenizer
+    for text in texts:
+        assert tokenizer([text])[0] == hf_tokenizer(
+            text, add_special_tokens=False)["input_ids"], text
+    half = min(4, len(texts) // 2)
+    firsts, seconds = list(texts[:half]), list(texts[half:2 * half])
+    packed = preprocessor((firsts, seconds))
+    segments = "segment_ids" in packed
+    expected = hf_tokenizer(firsts, seconds, padding="max_length",
+                            truncation=True,
+                            max_length=preprocessor.sequence_length,
+                            return_token_type_ids=segments)
+    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
+                                  expected["input_ids"])
+    if segments:
+        np.testing.assert_array_equal(np.asarray(packed["segment_ids"]),
+                                      expected["token_type_ids"])
+
+
 def max_abs_differences(actual, expected):
     assert sorted(actual) == sorted(expected), (sorted(actual), sorted(expected))
     differences = {k: float(np.max(np.abs(actual[k] - expected[k])))

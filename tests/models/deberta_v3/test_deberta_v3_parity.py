@@ -16,6 +16,7 @@ from kzoo.convert import ConversionError, export_hf
 from kzoo.core.registry import get_class
 from helpers import assert_weights_identical
 from parity_harness import (assert_close_to_reference,
+                            assert_tokenizes_as_transformers,
                             check_exported_weights, from_checkpoint,
                             hf_outputs, make_hf_model, random_inputs)
 from deberta_v3_testing import CONFIGS, DEBERTA_PRESET, HARD_TEXTS
@@ -107,17 +108,7 @@ def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
         num_classes=2, preprocessor=preprocessor)
     out = export_hf(task, tmp_path / "exported", verbose=False)
     hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
-    tokenizer = preprocessor.tokenizer
-    for text in HARD_TEXTS:
-        assert tokenizer([text])[0] == hf_tokenizer(
-            text, add_special_tokens=False)["input_ids"], text
-    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
-    packed = preprocessor(pairs)
-    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
-                            padding="max_length", truncation=True,
-                            max_length=24)
-    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
-                                  expected["input_ids"])
+    assert_tokenizes_as_transformers(preprocessor, hf_tokenizer, HARD_TEXTS)
 
 
 @pytest.mark.parametrize("change,match", [

@@ -13,7 +13,8 @@ import pytest
 import kzoo
 from kzoo.convert import ConversionError, export_hf
 from kzoo.layers import sinusoidal_position_table
-from parity_harness import (check_conversion, save_checkpoints)
+from parity_harness import (assert_tokenizes_as_transformers, check_conversion,
+                            save_checkpoints)
 from distil_bert_testing import CONFIGS, HARD_TEXTS, make_tiny_distil_bert
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -82,17 +83,7 @@ def test_exported_tokenizer_is_the_same_tokenizer(tmp_path):
     out = export_hf(task, tmp_path / "exported", verbose=False)
     hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
     assert type(hf_tokenizer).__name__.startswith("DistilBertTokenizer")
-    tokenizer = preprocessor.tokenizer
-    for text in HARD_TEXTS:
-        assert tokenizer([text])[0] == hf_tokenizer(
-            text, add_special_tokens=False)["input_ids"], text
-    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
-    packed = preprocessor(pairs)
-    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
-                            padding="max_length", truncation=True,
-                            max_length=24)
-    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
-                                  expected["input_ids"])
+    assert_tokenizes_as_transformers(preprocessor, hf_tokenizer, HARD_TEXTS)
 
 
 def test_other_epsilon_is_refused_on_export(tmp_path):

@@ -6,12 +6,12 @@ KERAS_BACKEND names; kzoo -> HF gives back the original tensors bit for
 bit and transformers loads the export with the same outputs; the exported
 tokenizer is the same tokenizer to transformers."""
 
-import numpy as np
 import pytest
 
 import kzoo
 from kzoo.convert import export_hf
-from parity_harness import (check_conversion, save_checkpoints)
+from parity_harness import (assert_tokenizes_as_transformers, check_conversion,
+                            save_checkpoints)
 from roberta_testing import CONFIGS, HARD_TEXTS, ROBERTA_PRESET
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
@@ -66,17 +66,7 @@ def test_exported_tokenizer_is_the_same_tokenizer(checkpoints, tmp_path):
         num_classes=2, preprocessor=preprocessor)
     out = export_hf(task, tmp_path / "exported", verbose=False)
     hf_tokenizer = transformers.AutoTokenizer.from_pretrained(out)
-    tokenizer = preprocessor.tokenizer
-    for text in HARD_TEXTS:
-        assert tokenizer([text])[0] == hf_tokenizer(
-            text, add_special_tokens=False)["input_ids"], text
-    pairs = (HARD_TEXTS[:4], HARD_TEXTS[4:8])
-    packed = preprocessor(pairs)
-    expected = hf_tokenizer(list(pairs[0]), list(pairs[1]),
-                            padding="max_length", truncation=True,
-                            max_length=24)
-    np.testing.assert_array_equal(np.asarray(packed["token_ids"]),
-                                  expected["input_ids"])
+    assert_tokenizes_as_transformers(preprocessor, hf_tokenizer, HARD_TEXTS)
 
 
 def test_checkpoint_with_two_token_types_is_refused(tmp_path):
