@@ -28,6 +28,7 @@ of `batch_size` examples (Keras' `gradient_accumulation_steps`).
 
 import contextlib
 import copy
+import json
 import math
 import os
 import shutil
@@ -148,6 +149,17 @@ def _leave_no_trace(output, created, lock_existed):
     except OSError:
         pass
 
+
+
+def _evaluation_at(line, step):
+    """Whether a metrics.jsonl line (bytes) is a whole evaluation record
+    of `step`."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "eval_loss" in record and \
+        record.get("step") == step
 
 class Run:
     """One pretraining run (what `pretrain` builds and trains)."""
@@ -519,7 +531,20 @@ class Run:
         if self.metrics_path.exists() and \
                 self.metrics_path.stat().st_size >= size:
             with open(self.metrics_path, "r+b") as f:
+                after = f.read()[size:]
                 f.truncate(size)
+                # A run's end evaluation comes after its last checkpoint
+                # (at the same step): kept, when it was written whole.
+                end = [line + b"\n" for line in after.split(b"\n")[:-1]
+                       if _evaluation_at(line, self.start_step)]
+                f.seek(size)
+                f.write(b"".join(end))
+            # The evaluations those lines hold: a resumed run (or one found
+            # finished) reports its last as a fresh run would.
+            lines = self.metrics_path.read_text(encoding="utf-8")
+            self.evaluations = [record for record in
+                                map(json.loads, lines.splitlines())
+                                if "eval_loss" in record]
         else:
             self.metrics_path.write_text("")
             print(f"kzoo pretrain: {self.metrics_path} is shorter than "

@@ -192,6 +192,15 @@ def test_eval_every_scores_the_validation_split_at_its_steps(tiny):
     assert summary["evaluation"] == evaluations[-1]
     assert [r["step"] for r in records(output) if "loss" in r] == \
         [1, 2, 3, 4, 5]
+    # The same command on the finished run trains nothing and reports the
+    # run's last evaluation (it used to report None).
+    again = pretrain(preset, corpus, output, eval_every=2, eval_batches=2,
+                     **dict(OPTIONS, max_steps=5, checkpoint_every=5))
+    assert again["steps_this_run"] == 0
+    assert again["evaluation"] == evaluations[-1]
+    # ... and keeps it in metrics.jsonl: the end's evaluation comes after
+    # the last checkpoint, whose recorded size used to cut it off.
+    assert [r for r in records(output) if "eval_loss" in r] == evaluations
 
 
 @pytest.mark.parametrize("kind", ["toml", "json"])
