@@ -266,8 +266,8 @@ def corpus_entries(value, source="arguments"):
             raise PretrainingError(
                 f"Corpus {path} ({source}): its epoch cap must be a whole "
                 f"number >= 1 (the times it may be gone through); got "
-                f"{epochs!r}. Give e.g. --corpus {path}:0.3:epochs=4, or no "
-                "cap.")
+                f"{epochs!r}. Give e.g. --corpus {path}:{weight:g}:epochs=4, "
+                "or no cap.")
         if any(path == other[0] for other in entries):
             raise PretrainingError(
                 f"Corpus {path} ({source}) is listed twice; list each corpus "
