@@ -197,8 +197,10 @@ class MixtureStream(BatchStream):
         if active != self.segment["active"]:
             self.segment = {"active": active, "taken": list(self.taken)}
         since = np.array(self.taken) - np.array(self.segment["taken"])
-        weights = np.where(active, self.weights, 0.0)
-        weights = weights / weights.sum()
+        weights = self.weights
+        if not all(active):  # (all in: the weights as given, to the bit)
+            weights = np.where(active, weights, 0.0)
+            weights = weights / weights.sum()
         lag = np.where(active, weights * (since.sum() + 1) - since,
                        -np.inf)
         index = int(np.argmax(lag))
@@ -215,12 +217,11 @@ class MixtureStream(BatchStream):
         batches = self.next_step
         return MixtureExhausted(
             f"Every corpus of the mixture has reached its epoch cap "
-            f"({given}): they fill {batches} batches, and batch "
-            f"{batches + 1} is asked for. Lower --max-steps to what "
-            f"{batches} batches make ({batches} steps without gradient "
-            "accumulation), raise a cap (PATH:WEIGHT:epochs=N) or add a "
-            "corpus without one; the same command then resumes from the "
-            "last checkpoint.")
+            f"({given}): they fill {batches:,} batches, and batch "
+            f"{batches + 1:,} is asked for. Lower --max-steps to what "
+            f"{batches:,} batches make ({batches:,} steps without gradient"
+            " accumulation) or raise a cap (PATH:WEIGHT:epochs=N); the "
+            "same command then resumes from the last checkpoint.")
 
     def _build_at(self, start):
         return self.streams[start["corpus"]]._build_at(start["start"])
