@@ -18,7 +18,11 @@ from kzoo.convert.safetensors import load_file
 
 # Scales drawn around 1 and everything else around 0, so that a swapped
 # LayerNorm gamma/beta (or any two tensors of one shape) cannot pass.
-LAYER_NORM_SCALES = ("LayerNorm.weight", "layer_norm.weight")
+LAYER_NORM_SCALES = ("LayerNorm.weight", "layer_norm.weight",
+                     "layernorm_embedding.weight")
+# Buffers a checkpoint stores as learned values, drawn after the
+# parameters (BART's final_logits_bias).
+LEARNED_BUFFERS = ("final_logits_bias",)
 # Parameters a formula fixes, kept as transformers computes them: {config
 # flag: parameter name suffix} (DistilBERT's sinusoidal position table).
 FORMULA_TABLES = {"sinusoidal_pos_embds": "position_embeddings.weight"}
@@ -28,7 +32,11 @@ TWO_LABEL_HEADS = ("ForQuestionAnswering", "ForPreTraining")
 
 # kzoo's input names -> transformers'; transformers' outputs -> kzoo's.
 HF_INPUT_NAMES = {"token_ids": "input_ids", "segment_ids": "token_type_ids",
-                  "padding_mask": "attention_mask"}
+                  "padding_mask": "attention_mask",
+                  "encoder_token_ids": "input_ids",
+                  "encoder_padding_mask": "attention_mask",
+                  "decoder_token_ids": "decoder_input_ids",
+                  "decoder_padding_mask": "decoder_attention_mask"}
 KZOO_OUTPUT_NAMES = {
     "last_hidden_state": "sequence_output", "pooler_output": "pooled_output",
     "logits": "logits", "start_logits": "start_logits",
@@ -37,10 +45,11 @@ KZOO_OUTPUT_NAMES = {
 
 
 def randomise_parameters(model, seed=0, fixed=None):
-    """Draws every parameter of the torch `model` anew. `fixed(name,
-    parameter)` may set a parameter itself (e.g. a sinusoidal table) and
-    return True to keep it out of the draw; the draws of the others do not
-    depend on it. Ties the model's tied weights again."""
+    """Draws every parameter of the torch `model` anew, then its learned
+    buffers. `fixed(name, parameter)` may set a parameter itself (e.g. a
+    sinusoidal table) and return True to keep it out of the draw; the
+    draws of the others do not depend on it. Ties the model's tied
+    weights again."""
     import torch
     generator = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
@@ -50,6 +59,10 @@ def randomise_parameters(model, seed=0, fixed=None):
                 continue
             scale = name.endswith(LAYER_NORM_SCALES)
             parameter.copy_(1.0 + 0.2 * noise if scale else 0.2 * noise)
+        for name, buffer in model.named_buffers():
+            if name.endswith(LEARNED_BUFFERS):
+                buffer.copy_(0.2 * torch.randn(buffer.shape,
+                                               generator=generator))
     model.tie_weights()
     return model
 
@@ -105,15 +118,21 @@ def random_inputs(config, batch=3, seq=11, seed=0,
     return inputs
 
 
+def hf_forward(model, inputs):
+    """The `transformers` `model` run on kzoo's `inputs` (named as
+    HF_INPUT_NAMES maps them), its output as transformers returns it."""
+    import torch
+    with torch.no_grad():
+        return model(**{HF_INPUT_NAMES[name]: torch.tensor(value).long()
+                        for name, value in inputs.items()})
+
+
 def hf_outputs(model, inputs):
     """The outputs of the `transformers` `model` for kzoo's `inputs`,
     named as kzoo names them (KZOO_OUTPUT_NAMES)."""
-    import torch
-    with torch.no_grad():
-        out = model(**{HF_INPUT_NAMES[name]: torch.tensor(value).long()
-                       for name, value in inputs.items()})
     return {KZOO_OUTPUT_NAMES[name]: value.numpy()
-            for name, value in out.items() if name in KZOO_OUTPUT_NAMES}
+            for name, value in hf_forward(model, inputs).items()
+            if name in KZOO_OUTPUT_NAMES}
 
 
 def kzoo_outputs(model, inputs):

@@ -4,6 +4,7 @@ odd configs, inputs for both stacks, the stand-in preset, a tiny backbone."""
 import numpy as np
 
 from family_references import Reference
+from parity_harness import make_hf_model
 
 HF_CONFIGS = {
     # A deeper decoder with more heads and a narrower FFN than the
@@ -32,29 +33,14 @@ SEEDS = {"odd24": 6, "odd20": 2}
 
 def make_hf_bart(name, seed=None, architecture="BartForConditionalGeneration",
                  **overrides):
-    """A random `transformers` BART with every parameter randomised
-    (LayerNorm scales too, and `final_logits_bias`), so a swapped or
-    missed tensor cannot pass. `overrides`: config fields (`num_labels`)."""
-    import torch
-    import transformers
+    """A random `transformers` BART of `HF_CONFIGS[name]` with every
+    parameter randomised (parity_harness.make_hf_model: LayerNorm scales
+    and `final_logits_bias` too, so a swapped or missed tensor cannot
+    pass), seeded as SEEDS says unless `seed` does. `overrides`: config
+    fields (`num_labels`)."""
     seed = SEEDS[name] if seed is None else seed
-    config = transformers.BartConfig(**{**HF_CONFIGS[name], **overrides})
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, architecture)(config).eval()
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for parameter_name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            scale = "layer_norm" in parameter_name or \
-                "layernorm" in parameter_name
-            parameter.copy_(1.0 + 0.2 * noise if scale and
-                             parameter_name.endswith("weight")
-                             else 0.2 * noise)
-        if hasattr(model, "final_logits_bias"):
-            model.final_logits_bias.copy_(0.2 * torch.randn(
-                model.final_logits_bias.shape, generator=generator))
-    return model
+    return make_hf_model(architecture, {**HF_CONFIGS[name], **overrides},
+                         seed)
 
 
 def random_bart_inputs(vocabulary_size, seed=0, batch=3, source=23,
@@ -74,16 +60,6 @@ def random_bart_inputs(vocabulary_size, seed=0, batch=3, source=23,
     dec[dec_mask == 0] = 1
     return {"encoder_token_ids": enc, "encoder_padding_mask": enc_mask,
             "decoder_token_ids": dec, "decoder_padding_mask": dec_mask}
-
-
-def hf_bart_outputs(model, inputs):
-    import torch
-    t = {k: torch.tensor(v).long() for k, v in inputs.items()}
-    with torch.no_grad():
-        return model(input_ids=t["encoder_token_ids"],
-                     attention_mask=t["encoder_padding_mask"],
-                     decoder_input_ids=t["decoder_token_ids"],
-                     decoder_attention_mask=t["decoder_padding_mask"])
 
 
 # The stand-in for the named preset `bart_base_en` (tests/data/README.md).

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import kzoo
-from bart_testing import (HF_CONFIGS, hf_bart_outputs, make_hf_bart,
-                          random_bart_inputs)
-from convert_helpers import check_exported_weights, max_abs_differences
+from bart_testing import HF_CONFIGS, make_hf_bart, random_bart_inputs
+from parity_harness import (check_exported_weights, hf_forward,
+                            max_abs_differences)
 from helpers import to_numpy
 from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
@@ -67,7 +67,7 @@ def test_config_read_as_the_original(pair):
 def test_outputs_match_transformers(pair):
     name, hf_model, _, lm = pair
     inputs = random_bart_inputs(HF_CONFIGS[name]["vocab_size"])
-    expected = hf_bart_outputs(hf_model, inputs)
+    expected = hf_forward(hf_model, inputs)
     with torch.no_grad():
         hf_base = hf_model.model(
             input_ids=torch.tensor(inputs["encoder_token_ids"]).long(),
@@ -97,8 +97,8 @@ def test_round_trip_is_bit_exact(pair, tmp_path):
     reloaded = transformers.BartForConditionalGeneration.from_pretrained(
         out, attn_implementation="eager").eval()
     inputs = random_bart_inputs(HF_CONFIGS[name]["vocab_size"], seed=3)
-    np.testing.assert_array_equal(hf_bart_outputs(reloaded, inputs).logits,
-                                  hf_bart_outputs(hf_model, inputs).logits)
+    np.testing.assert_array_equal(hf_forward(reloaded, inputs).logits,
+                                  hf_forward(hf_model, inputs).logits)
     back = kzoo.BartSeq2SeqLM.from_preset(str(out), preprocessor=None)
     for a, b in zip(back.weights, lm.weights):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))

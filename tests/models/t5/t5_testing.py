@@ -58,16 +58,6 @@ def random_t5_inputs(vocabulary_size, seed=0, batch=3, source=23, target=19):
             "decoder_token_ids": dec, "decoder_padding_mask": dec_mask}
 
 
-def hf_t5_outputs(model, inputs):
-    import torch
-    t = {k: torch.tensor(v).long() for k, v in inputs.items()}
-    with torch.no_grad():
-        return model(input_ids=t["encoder_token_ids"],
-                     attention_mask=t["encoder_padding_mask"],
-                     decoder_input_ids=t["decoder_token_ids"],
-                     decoder_attention_mask=t["decoder_padding_mask"])
-
-
 # The stand-in for the named preset `t5_small_multi` (tests/data/README.md).
 from text_testing import STAND_IN_PRESETS  # noqa: E402
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import kzoo
-from convert_helpers import check_exported_weights
+from parity_harness import check_exported_weights, hf_forward
 from helpers import to_numpy
 from kzoo.convert import export_hf
 from kzoo.convert.safetensors import load_file
-from t5_testing import HF_CONFIGS, hf_t5_outputs, make_hf_t5, random_t5_inputs
+from t5_testing import HF_CONFIGS, make_hf_t5, random_t5_inputs
 
 # Parity with the original and conversion run in one backend's pass (KZOO_ONCE_BACKEND)
 # only: tests/models/test_training_cross_backend.py holds the other
@@ -52,7 +52,7 @@ def test_config_read_as_the_original(pair):
 def test_logits_and_encoder_match_transformers(pair):
     name, hf_model, _, lm = pair
     inputs = random_t5_inputs(HF_CONFIGS[name]["vocab_size"])
-    expected = hf_t5_outputs(hf_model, inputs)
+    expected = hf_forward(hf_model, inputs)
     logits = to_numpy(lm(inputs, training=False))
     real = inputs["decoder_padding_mask"].astype(bool)
     diff = np.abs(logits - expected.logits.numpy())[real].max()
@@ -86,8 +86,8 @@ def test_round_trip_is_bit_exact(pair, tmp_path):
     reloaded = transformers.T5ForConditionalGeneration.from_pretrained(
         out).eval()
     inputs = random_t5_inputs(HF_CONFIGS[name]["vocab_size"], seed=3)
-    np.testing.assert_array_equal(hf_t5_outputs(reloaded, inputs).logits,
-                                  hf_t5_outputs(hf_model, inputs).logits)
+    np.testing.assert_array_equal(hf_forward(reloaded, inputs).logits,
+                                  hf_forward(hf_model, inputs).logits)
     back = kzoo.T5Seq2SeqLM.from_preset(str(out), preprocessor=None)
     for a, b in zip(back.weights, lm.weights):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
