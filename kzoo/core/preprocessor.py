@@ -58,41 +58,33 @@ def ragged_ids(id_lists):
 
 def generated_text_ids(token_ids, first=None, trailing=(), anywhere=(),
                        vocabulary_size=None):
-    """Generated ids (ragged int32 `(batch, None)`) -> the ids whose text
-    a user reads, in tf ops (`generate`'s text and an exported generator's
-    graph both run this): a leading `first` dropped, ids in `anywhere`
-    dropped wherever they are, then a row's trailing run of `trailing` ids
-    (its stop tokens), then ids past `vocabulary_size` (embedding rows the
-    tokenizer has no text for)."""
-    token_ids = tf.cast(token_ids, "int32")
-
-    def keep_where(keep):
-        return tf.ragged.boolean_mask(token_ids, keep)
+    """Generated ids (ragged `(batch, None)`) -> the ids whose text a user
+    reads, ragged int32, in tf ops (`generate`'s text and an exported
+    generator's graph both run this): a leading `first` dropped, ids in
+    `anywhere` dropped wherever they are, then a row's trailing run of
+    `trailing` ids (its stop tokens), then ids past `vocabulary_size`
+    (embedding rows the tokenizer has no text for). Worked out on the
+    padded rows and cut once: ragged ops build large graphs."""
+    rows = tf.cast(token_ids.to_tensor(default_value=-1), "int32")
+    positions = tf.range(tf.shape(rows)[1])[tf.newaxis]
+    keep = tf.sequence_mask(token_ids.row_lengths(), tf.shape(rows)[1])
 
     def any_of(ids):
-        return tf.ragged.map_flat_values(
-            lambda flat: tf.reduce_any(tf.equal(
-                flat[:, tf.newaxis], tf.constant(list(ids), "int32")),
-                axis=-1), token_ids)
+        return tf.reduce_any(tf.equal(
+            rows[..., tf.newaxis], tf.constant(list(ids), "int32")), -1)
 
     if first is not None:
-        at_start = tf.equal(tf.ragged.range(token_ids.row_lengths()), 0)
-        token_ids = keep_where(tf.logical_not(tf.logical_and(
-            at_start, tf.equal(token_ids, int(first)))))
+        keep &= ~(tf.equal(positions, 0) & tf.equal(rows, int(first)))
     if anywhere:
-        token_ids = keep_where(tf.logical_not(any_of(anywhere)))
+        keep &= ~any_of(anywhere)
     if trailing:
-        # A stop token followed only by stop tokens: padding counts as
-        # one, so the run reaches the end of every row.
-        stops = tf.cast(any_of(trailing).to_tensor(default_value=True),
-                        "int32")
-        run = tf.math.cumprod(stops, axis=1, reverse=True)
-        run = tf.RaggedTensor.from_tensor(
-            tf.cast(run, "bool"), lengths=token_ids.row_lengths())
-        token_ids = keep_where(tf.logical_not(run))
+        # Kept up to the row's last kept id that is not a stop token.
+        last = tf.reduce_max(tf.where(keep & ~any_of(trailing),
+                                      positions + 1, 0), axis=1)
+        keep &= positions < last[:, tf.newaxis]
     if vocabulary_size is not None:
-        token_ids = keep_where(tf.less(token_ids, int(vocabulary_size)))
-    return token_ids
+        keep &= rows < int(vocabulary_size)
+    return tf.ragged.boolean_mask(rows, keep)
 
 
 class Preprocessor(keras.layers.Layer):
