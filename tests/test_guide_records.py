@@ -27,7 +27,6 @@ _NO_CPU = "not recorded yet: no CPU time left in the recording session"
 NOT_RECORDED_YET = {
     "elmo": _NO_CPU,
     "fine_tuning_recipes": _NO_CPU,
-    "gpt2": _NO_CPU,
     "lora_and_quantization": _NO_CPU,
     "scaling_laws": _NO_CPU,
     "ulmfit": _NO_CPU,
