@@ -217,3 +217,28 @@ def test_issue_49_claims_stay_gone(claim):
     found = [p.relative_to(ROOT).as_posix() for p in pages
              if claim in p.read_text(encoding="utf-8")]
     assert not found, found
+
+
+def test_pretraining_numbers_are_the_recorded_runs():
+    # The README's pretraining sentence quotes the guide's run as the
+    # pretraining page prints it ("The run behind these numbers"):
+    # minutes of training, nats below the unigram entropy, and the
+    # word-order gain over random weights.
+    page = (ROOT / "docs" / "pretraining_at_scale.md").read_text(
+        encoding="utf-8")
+    run = page.split("### The run behind these numbers", 1)[1]
+    mlm = re.search(r"^mlm: .*?, ([\d.]+) min training .*?held-out MLM loss "
+                    r"[\d.]+, ([\d.]+) below the unigram entropy", run,
+                    re.MULTILINE)
+    gain = re.search(r"^word order: pretrained - random weights "
+                     r"\+([\d.]+) points", run, re.MULTILINE)
+    text = " ".join(README.split())
+    claim = re.search(r"pretrained in (\d+) minutes .*? to a held-out loss "
+                      r"([\d.]+) nats below word frequencies, which then "
+                      r"fine-tunes ([\d.]+) points above random weights",
+                      text)
+    assert mlm and gain and claim, "the README's pretraining sentence or " \
+        "the page's run changed shape"
+    assert int(claim.group(1)) == round(float(mlm.group(1)))
+    assert claim.group(2) == f"{float(mlm.group(2)):.1f}"
+    assert claim.group(3) == gain.group(1)
