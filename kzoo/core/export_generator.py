@@ -131,17 +131,6 @@ def _plan(task, max_length, sampler, generation_config, owner):
             f"{' (return_all_beams)' if sampler.is_beam else ''}: a served "
             "model must give the same text for the same prompt. Pass "
             "sampler='greedy' or 'beam' (or none: the settings decide).")
-    if sampler.is_beam and keras.backend.backend() == "jax":
-        # Checked with jax 0.10 and TensorFlow 2.21: jax2tf serializes
-        # beam search's top_k as a StableHLO composite that TensorFlow's
-        # XlaCallModule cannot read, so the SavedModel fails when served.
-        raise ExportError(
-            f"{owner}: a beam-search generator is exported from the "
-            "TensorFlow backend (jax2tf writes JAX's top_k in a form "
-            "TensorFlow cannot run). Save the task with "
-            "save_to_preset(folder), load it in a process started with "
-            "KERAS_BACKEND=tensorflow and export there, or pass "
-            "sampler='greedy'.")
     max_length, max_new_tokens = requested_lengths(max_length, None,
                                                    settings)
     if max_length is None:
