@@ -17,20 +17,9 @@ pytestmark = pytest.mark.once
 ROOT = Path(__file__).resolve().parent.parent
 
 # Guides without a record yet, each with why (a new guide comes with its
-# record). Remove a guide from here when its record lands: a test below
-# fails until then.
-# The sessions that recorded the others (2026-11-28 and 29) had a share
-# of a 2-core machine at load 6-8, where a smoke run took 4-11 minutes
-# and fine_tuning_recipes' and scaling_laws' passed 15 on jax: these
-# wait for `python scripts/record_guide.py NAME` on a quieter one.
-_NO_CPU = "not recorded yet: no CPU time left in the recording session"
-NOT_RECORDED_YET = {
-    "elmo": _NO_CPU,
-    "fine_tuning_recipes": _NO_CPU,
-    "lora_and_quantization": _NO_CPU,
-    "scaling_laws": _NO_CPU,
-    "ulmfit": _NO_CPU,
-}
+# record, so this stays empty). A guide listed here must not have one:
+# a test below fails until it is removed.
+NOT_RECORDED_YET = {}
 
 
 def _load(name, path):
