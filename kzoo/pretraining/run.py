@@ -531,7 +531,8 @@ class Run:
         if self.metrics_path.exists() and \
                 self.metrics_path.stat().st_size >= size:
             with open(self.metrics_path, "r+b") as f:
-                after = f.read()[size:]
+                f.seek(size)
+                after = f.read()  # only what the checkpoint did not count
                 f.truncate(size)
                 # A run's end evaluation comes after its last checkpoint
                 # (at the same step): kept, when it was written whole.
