@@ -51,15 +51,24 @@ def test_guide_smoke_run(tmp_path, monkeypatch):
     for name in ("random weights", "plateau run", "recipe run"):
         assert re.search(rf"^pooled features, {name}: spread {NUMBER}, "
                          rf"mean cosine {NUMBER}", text, re.M), tail
-    assert re.search(r"^12 passages to fit, 4 to choose the rate, 16 held "
-                     r"out", text, re.M), tail
-    for name in ("random weights", "pretrained", "masked LM", "ELECTRA",
-                 "MiniLM as it is", "MiniLM continued on the novels"):
-        assert re.search(rf"^{name}: rate [\d.e-]+ \(validation .*\); "
-                         r"held-out accuracy \d+\.\d% \+/- \d+\.\d \(mean "
-                         r"of 2 seeds", text, re.M), (name, tail)
-    assert re.search(r"^goal \(b\), >= 5 points above random weights: "
-                     r"[-+]\d+\.\d -> (met|not met)", text, re.M), tail
+    for task in ("word order", "which novel"):
+        assert re.search(rf"^{task}: \d+ passages to fit, \d+ to choose the "
+                         rf"rate, \d+ held out \(majority class \d+\.\d%\)",
+                         text, re.M), (task, tail)
+        for name in ("random weights", "pretrained"):
+            assert re.search(rf"^{task}, {name}: rate [\d.e-]+ \(validation "
+                             r".*\); held-out accuracy \d+\.\d% \+/- \d+\.\d "
+                             r"\(mean of 2 seeds", text, re.M), (task, name, tail)
+        assert re.search(rf"^{task}: pretrained - random weights [-+]\d+\.\d "
+                         rf"points \(\+/- \d+\.\d\)", text, re.M), (task, tail)
+    for name in ("masked LM", "ELECTRA", "MiniLM as it is",
+                 "MiniLM continued on the novels"):
+        assert re.search(rf"^word order, {name}: rate [\d.e-]+ \(validation "
+                         r".*\); held-out accuracy \d+\.\d% \+/- \d+\.\d "
+                         r"\(mean of 2 seeds", text, re.M), (name, tail)
+    assert re.search(r"^goal \(b\), >= 5 points above random weights on "
+                     r"word order: [-+]\d+\.\d -> (met|not met)", text,
+                     re.M), tail
     # Section 6: the masked-LM run gets the steps ELECTRA's FLOPs buy.
     equal = re.search(rf"^equal compute: ELECTRA 4 steps x ({NUMBER}) "
                       rf"MFLOPs a token, masked LM (\d+) steps x ({NUMBER})",
@@ -68,11 +77,11 @@ def test_guide_smoke_run(tmp_path, monkeypatch):
     # (the printed MFLOPs are rounded to 3 decimals)
     assert abs(int(equal.group(2)) - 4 * float(equal.group(1))
                / float(equal.group(3))) <= 1, equal.group(0)
-    assert re.search(r"^ELECTRA - masked LM at equal compute: [-+]\d+\.\d "
+    assert re.search(r"^ELECTRA - masked LM at equal compute, word order: [-+]\d+\.\d "
                      r"points", text, re.M), tail
     # Section 7: all-MiniLM-L6-v2 continued with masked LM.
     assert re.search(rf"^MiniLM continued: held-out MLM loss {NUMBER} at "
                      rf"step \d+ -> {NUMBER} at step 2", text, re.M), tail
-    assert re.search(r"^continued - as it is: [-+]\d+\.\d points", text,
+    assert re.search(r"^continued - as it is, word order: [-+]\d+\.\d points", text,
                      re.M), tail
     assert f"{keras.backend.backend()} done" in text
