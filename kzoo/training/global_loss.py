@@ -155,11 +155,11 @@ class GlobalTokenMean:
             * ops.cast(multiplier, summed.dtype)
 
     def _summing(self):
-        """This loss with a plain sum as its reduction (the same Keras
-        class and options)."""
+        """This loss with a plain sum as its reduction (the same loss
+        class, the one this is mixed into, and options)."""
         if getattr(self, "_summing_loss", None) is None:
-            keras_class = next(c for c in type(self).__mro__[1:]
-                               if c.__module__.startswith("keras"))
-            config = {**keras_class.get_config(self), "reduction": "sum"}
-            self._summing_loss = keras_class.from_config(config)
+            mro = type(self).__mro__
+            loss_class = mro[mro.index(GlobalTokenMean) + 1]
+            config = {**loss_class.get_config(self), "reduction": "sum"}
+            self._summing_loss = loss_class.from_config(config)
         return self._summing_loss
