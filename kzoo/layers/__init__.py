@@ -5,6 +5,7 @@ from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.decoder_block import TransformerDecoderBlock
 from kzoo.layers.dense import FoldedDense, folded_matmul
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.embeddings import (
     PositionEmbedding,
     SinusoidalPositions,
@@ -29,6 +30,7 @@ from kzoo.layers.transformer_block import TransformerBlock
 
 __all__ = [
     "get_activation",
+    "Dropout",
     "FoldedDense",
     "folded_matmul",
     "MultiHeadAttention",

@@ -14,6 +14,7 @@ from keras import ops
 
 from kzoo.layers import kv_cache
 from kzoo.layers.dense import FoldedDense
+from kzoo.layers.dropout import Dropout
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -87,7 +88,7 @@ class MultiHeadAttention(keras.layers.Layer):
         for layer in (self.query_dense, self.key_dense, self.value_dense):
             layer.build(input_shape)
         self.output_dense.build(tuple(input_shape[:-1]) + (width,))
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = Dropout(
             self.dropout, dtype=self.dtype_policy)
         self.built = True
 

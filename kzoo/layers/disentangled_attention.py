@@ -26,6 +26,7 @@ import keras
 from keras import ops
 
 from kzoo.layers.dense import FoldedDense
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 POSITION_TERMS = ("c2p", "p2c")
@@ -204,9 +205,9 @@ class DisentangledSelfAttention(keras.layers.Layer):
                 self.pos_query_dense = dense("pos_query", width, input_shape)
         self.output_dense = dense("output", input_shape[-1],
                                   tuple(input_shape[:-1]) + (width,))
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = Dropout(
             self.dropout, dtype=self.dtype_policy)
-        self.position_dropout_layer = keras.layers.Dropout(
+        self.position_dropout_layer = Dropout(
             self.position_dropout, dtype=self.dtype_policy)
         self.built = True
 

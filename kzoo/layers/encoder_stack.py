@@ -11,6 +11,7 @@ itself.
 import keras
 from keras import ops
 
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 
@@ -53,8 +54,8 @@ def post_ln_encoder(embeddings, padding_mask, *, num_layers, num_heads,
     x = keras.layers.LayerNormalization(
         epsilon=layer_norm_epsilon, dtype=dtype,
         name=f"{name_prefix}embeddings_layer_norm")(embeddings)
-    x = keras.layers.Dropout(dropout, dtype=dtype,
-                             name=f"{name_prefix}embeddings_dropout")(x)
+    x = Dropout(dropout, dtype=dtype,
+                name=f"{name_prefix}embeddings_dropout")(x)
     if project_embeddings:
         x = keras.layers.Dense(
             hidden_dim, kernel_initializer=kernel_initializer, dtype=dtype,

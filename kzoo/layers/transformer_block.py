@@ -11,6 +11,7 @@ import keras
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.dense import FoldedDense
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.normalization import normalization_layer
 
 
@@ -128,13 +129,13 @@ class TransformerBlock(keras.layers.Layer):
             "output_layer_norm", input_shape)
         # With the block's policy: a default (float32) Dropout would hand
         # float32 back into a float16 residual under mixed precision.
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = Dropout(
             self.dropout, dtype=self.dtype_policy)
         # Only when used: a Dropout with a rate holds a seed variable, and
         # the blocks of existing checkpoints have none.
         self.activation_dropout_layer = None
         if self.activation_dropout > 0:
-            self.activation_dropout_layer = keras.layers.Dropout(
+            self.activation_dropout_layer = Dropout(
                 self.activation_dropout, dtype=self.dtype_policy)
         self.built = True
 

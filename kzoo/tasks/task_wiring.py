@@ -11,6 +11,7 @@ import keras
 import numpy as np
 
 from kzoo.layers import MaskedLMHead, get_activation
+from kzoo.layers.dropout import Dropout
 from kzoo.core import classification, labels
 from kzoo.core.arguments import FRACTION, Optional
 from kzoo.core.classification import SINGLE_LABEL, check_problem_type
@@ -242,7 +243,7 @@ class SequenceClassifier(Task):
         dropout = self.default_dropout(backbone) if dropout is None \
             else float(dropout)
         # === Layers ===
-        dropout_layer = keras.layers.Dropout(
+        dropout_layer = Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(
             num_classes, use_bias=self.classifier_use_bias,

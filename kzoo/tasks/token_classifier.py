@@ -12,6 +12,7 @@ from kzoo.core.family import (TOKEN_CLASSIFIER, EncoderHead,
 from kzoo.core.preprocessor import PAD_MARK, Preprocessor
 from kzoo.core.registry import register
 from kzoo.core.task import Task
+from kzoo.layers.dropout import Dropout
 from kzoo.tasks.task_wiring import task_inputs
 from kzoo.core.text_tensors import as_tf, eager_outputs, text_tensor
 from kzoo.core.tokenizer import Tokenizer
@@ -453,7 +454,7 @@ class TokenClassifier(WordTagger, EncoderHead, Task):
         dropout = token_classifier_dropout(backbone) if dropout is None \
             else float(dropout)
         # === Layers ===
-        dropout_layer = keras.layers.Dropout(
+        dropout_layer = Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(
             num_classes, kernel_initializer=backbone.kernel_initializer(),

@@ -8,6 +8,7 @@ from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import TransformerBlock, token_and_position_embeddings
 from kzoo.core.arguments import POSITIVE_INT, ArgumentError
 from kzoo.core.backbone import Backbone
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.initializers import truncated_normal
 from kzoo.core.registry import register
 
@@ -105,7 +106,7 @@ class AlbertBackbone(Backbone):
         embeddings_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=dtype,
             name="embeddings_layer_norm")
-        embeddings_dropout = keras.layers.Dropout(
+        embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
         embedding_projection = keras.layers.Dense(
             hidden_dim, kernel_initializer=init, dtype=dtype,

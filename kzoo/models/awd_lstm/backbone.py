@@ -7,6 +7,7 @@ from keras import ops
 
 from kzoo.distribution.layouts import EMBEDDING
 from kzoo.layers import ProjectedLSTM, RowDropoutEmbedding
+from kzoo.layers.dropout import Dropout
 from kzoo.core.arguments import (
     FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError)
 from kzoo.core.backbone import Backbone
@@ -20,8 +21,8 @@ def locked_dropout(rate, dtype, name):
     """Variational ("locked") dropout on `(batch, time, features)`: one mask
     per sequence and feature, the same at every step (Gal & Ghahramani,
     2016; fastai's `RNNDropout`)."""
-    return keras.layers.Dropout(rate, noise_shape=(None, 1, None),
-                                dtype=dtype, name=name)
+    return Dropout(rate, noise_shape=(None, 1, None),
+                   dtype=dtype, name=name)
 
 
 @register

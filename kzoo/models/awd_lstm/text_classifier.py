@@ -5,6 +5,7 @@ import keras
 from keras import ops
 
 from kzoo.core.arguments import FRACTION
+from kzoo.layers.dropout import Dropout
 from kzoo.models.awd_lstm.backbone import AwdLstmBackbone
 from kzoo.models.awd_lstm.preprocessor import AwdLstmPreprocessor
 from kzoo.core.classification import SINGLE_LABEL
@@ -104,8 +105,8 @@ class AwdLstmTextClassifier(SequenceClassifier):
         for i, width in enumerate(hidden_dims):
             blocks.append((
                 batchnorm(dtype, f"head_batchnorm_{i}"),
-                keras.layers.Dropout(pooled_dropout if i == 0 else dropout,
-                                     dtype=dtype, name=f"head_dropout_{i}"),
+                Dropout(pooled_dropout if i == 0 else dropout,
+                        dtype=dtype, name=f"head_dropout_{i}"),
                 keras.layers.Dense(
                     width, use_bias=False, activation="relu",
                     kernel_initializer=backbone.kernel_initializer(),

@@ -5,6 +5,7 @@ import keras
 
 from kzoo.layers import (CausalPaddingMask, PositionEmbedding, TokenEmbedding,
                          TransformerBlock, TransformerDecoderBlock)
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.core.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Divisible,
@@ -138,7 +139,7 @@ class BartBackbone(EncoderDecoderBackbone):
                 layer_norm=keras.layers.LayerNormalization(
                     epsilon=layer_norm_epsilon, dtype=dtype,
                     name=f"{side}_embeddings_layer_norm"),
-                dropout=keras.layers.Dropout(
+                dropout=Dropout(
                     dropout, dtype=dtype, name=f"{side}_embeddings_dropout"),
                 blocks=[block_cls(heads, width,
                                   name=f"{side}_transformer_layer_{i}",

@@ -3,6 +3,7 @@
 import keras
 import tensorflow as tf
 
+from kzoo.layers.dropout import Dropout
 from kzoo.models.bert.backbone import BertBackbone
 from kzoo.models.bert.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.core import labels
@@ -95,7 +96,7 @@ class BertPretrainer(Task):
             dtype=backbone.dtype_policy, name=f"{task}_head")
         dropout = None
         if sentence_dropout is not None:
-            dropout = keras.layers.Dropout(
+            dropout = Dropout(
                 sentence_dropout, dtype=backbone.dtype_policy,
                 name=f"{task}_dropout")
         # === Functional model ===

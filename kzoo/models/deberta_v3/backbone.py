@@ -9,6 +9,7 @@ from kzoo.distribution.layouts import transformer_rules
 from kzoo.layers import TokenEmbedding
 from kzoo.layers.disentangled_attention import (
     POSITION_TERMS, DisentangledEncoderBlock, RelativeEmbedding)
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.core.arguments import (BOOLEAN, NON_NEGATIVE_INT, POSITIVE_INT,
                                    ArgumentError)
@@ -115,8 +116,8 @@ class DebertaV3Backbone(Backbone):
         x = embeddings_layer_norm(token_embedding(token_ids))
         # The original zeroes the padding positions after the LayerNorm.
         x = x * ops.cast(ops.expand_dims(padding_mask, -1), x.dtype)
-        x = keras.layers.Dropout(dropout, dtype=dtype,
-                                 name="embeddings_dropout")(x)
+        x = Dropout(dropout, dtype=dtype,
+                    name="embeddings_dropout")(x)
         # A real query attends to real keys; the original's mask is
         # mask[q] & mask[k], so a padding query has no key at all.
         keys = padding_attention_mask(padding_mask)  # (batch, 1, seq)

@@ -3,6 +3,7 @@
 import keras
 
 from kzoo.layers import get_activation
+from kzoo.layers.dropout import Dropout
 from kzoo.core.arguments import FRACTION, Optional
 from kzoo.core.classification import SINGLE_LABEL
 from kzoo.models.deberta_v3.backbone import DebertaV3Backbone
@@ -56,8 +57,8 @@ class DebertaV3TextClassifier(SequenceClassifier):
         # Hugging Face's ContextPooler, made before the base class's graph
         # uses it (`pool`).
         context_pooler = (
-            keras.layers.Dropout(pooler_dropout, dtype=backbone.dtype_policy,
-                                 name="pooler_dropout"),
+            Dropout(pooler_dropout, dtype=backbone.dtype_policy,
+                    name="pooler_dropout"),
             keras.layers.Dense(
                 backbone.hidden_dim,
                 kernel_initializer=backbone.kernel_initializer(),

@@ -9,6 +9,7 @@ from kzoo.layers import (SinusoidalPositions, TransformerBlock,
                          token_and_position_embeddings)
 from kzoo.core.arguments import BOOLEAN
 from kzoo.core.backbone import Backbone
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.initializers import truncated_normal
 from kzoo.core.registry import register
 
@@ -74,7 +75,7 @@ class DistilBertBackbone(Backbone):
         embeddings_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=dtype,
             name="embeddings_layer_norm")
-        embeddings_dropout = keras.layers.Dropout(
+        embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
         blocks = [
             TransformerBlock(

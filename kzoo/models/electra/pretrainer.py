@@ -8,6 +8,7 @@ from keras import ops
 
 from kzoo import presets
 from kzoo.layers import MaskedLMHead
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.encoder_stack import padding_attention_mask, transformer_stack
 from kzoo.core.arguments import POSITIVE_FLOAT, Optional, Real, Integer
 from kzoo.models.electra.backbone import (ElectraBackbone, electra_embeddings,
@@ -52,8 +53,8 @@ def generator_encoder(backbone, embeddings, padding_mask, hidden, heads,
     generator's."""
     dtype = backbone.dtype_policy
     x = backbone.get_layer("embeddings_layer_norm")(embeddings)
-    x = keras.layers.Dropout(backbone.dropout, dtype=dtype,
-                             name="generator_embeddings_dropout")(x)
+    x = Dropout(backbone.dropout, dtype=dtype,
+                name="generator_embeddings_dropout")(x)
     if hidden != backbone.embedding_width:
         x = keras.layers.Dense(
             hidden, kernel_initializer=backbone.kernel_initializer(),

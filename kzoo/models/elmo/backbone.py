@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from kzoo.layers import CharacterCNN, Highway, ProjectedLSTM
+from kzoo.layers.dropout import Dropout
 from kzoo.core.arguments import (
     BOOLEAN, FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, ArgumentError,
     Constraint, OneOf, Optional, Real)
@@ -146,8 +147,8 @@ class ElmoBackbone(Backbone):
                           name="highway")
         token_projection = keras.layers.Dense(
             projection_dim, dtype=dtype, name="token_projection")
-        lstm_dropout = keras.layers.Dropout(dropout, dtype=dtype,
-                                            name="lstm_dropout")
+        lstm_dropout = Dropout(dropout, dtype=dtype,
+                               name="lstm_dropout")
 
         def lstm(direction, i):
             return ProjectedLSTM(

@@ -5,6 +5,7 @@ import keras
 from keras import ops
 
 from kzoo.layers import ScalarMix
+from kzoo.layers.dropout import Dropout
 from kzoo.core.arguments import BOOLEAN, FRACTION, POSITIVE_INT
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import ElmoPreprocessor
@@ -64,8 +65,8 @@ class ElmoEmbedder(Task):
         mixes = [ScalarMix(backbone.num_layers + 1,
                            normalize_layers=normalize_layers, dtype=dtype,
                            name=f"scalar_mix_{i}") for i in range(num_mixes)]
-        dropout_layer = keras.layers.Dropout(dropout, dtype=dtype,
-                                             name="mix_dropout")
+        dropout_layer = Dropout(dropout, dtype=dtype,
+                                name="mix_dropout")
         # === Functional model ===
         inputs, backbone_inputs = task_inputs(backbone)
         layers = backbone(backbone_inputs)["layer_outputs"]

@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from kzoo.layers import ScalarMix
+from kzoo.layers.dropout import Dropout
 from kzoo.core.arguments import BOOLEAN, FRACTION, Optional
 from kzoo.models.elmo.backbone import ElmoBackbone
 from kzoo.models.elmo.preprocessor import (ElmoPreprocessor, backbone_inputs,
@@ -124,7 +125,7 @@ class ElmoTokenTagger(WordTagger, Task):
         mix = ScalarMix(backbone.num_layers + 1,
                         normalize_layers=normalize_layers,
                         dtype=backbone.dtype_policy, name="scalar_mix")
-        dropout_layer = keras.layers.Dropout(
+        dropout_layer = Dropout(
             dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         classifier = keras.layers.Dense(
             num_classes, kernel_initializer=backbone.kernel_initializer(),

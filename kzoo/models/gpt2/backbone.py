@@ -9,6 +9,7 @@ from kzoo.layers import (
     causal_mask,
     token_and_position_embeddings,
 )
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.encoder_stack import transformer_stack
 from kzoo.core.backbone import Backbone
 from kzoo.core.registry import register
@@ -71,7 +72,7 @@ class GPT2Backbone(Backbone):
         # === Layers ===
         token_embedding, position_embedding = token_and_position_embeddings(
             vocabulary_size, max_sequence_length, hidden_dim, init, dtype)
-        embeddings_dropout = keras.layers.Dropout(
+        embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
         blocks = transformer_stack(
             num_layers, num_heads, intermediate_dim, activation=activation,

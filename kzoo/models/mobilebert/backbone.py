@@ -9,6 +9,7 @@ from kzoo.core.backbone import Backbone
 from kzoo.core.registry import register
 from kzoo.distribution.layouts import COLUMN, COLUMN_BIAS, EMBEDDING, ROW
 from kzoo.layers.dense import FoldedDense
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.embeddings import PositionEmbedding, TokenEmbedding
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.layers.initializers import truncated_normal
@@ -117,8 +118,8 @@ class MobileBertBackbone(Backbone):
         x = embedding_projection(trigram_windows(token_embedding(token_ids)))
         x = x + position_embedding(x) + segment_embedding(segment_ids)
         x = NoNorm(dtype=dtype, name="embeddings_norm")(x)
-        x = keras.layers.Dropout(dropout, dtype=dtype,
-                                 name="embeddings_dropout")(x)
+        x = Dropout(dropout, dtype=dtype,
+                    name="embeddings_dropout")(x)
         attention_mask = padding_attention_mask(padding_mask)
         for block in blocks:
             x = block(x, attention_mask=attention_mask)

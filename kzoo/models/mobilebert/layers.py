@@ -22,6 +22,7 @@ from keras import ops
 from kzoo.layers.activations import get_activation
 from kzoo.layers.attention import MultiHeadAttention
 from kzoo.layers.dense import FoldedDense
+from kzoo.layers.dropout import Dropout
 
 
 class NoNorm(keras.layers.Layer):
@@ -76,7 +77,7 @@ class BottleneckAttention(MultiHeadAttention):
         self.value_dense = dense("value", width, value_shape)
         self.output_dense = dense("output", query_shape[-1],
                                   tuple(query_shape[:-1]) + (width,))
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = Dropout(
             self.dropout, dtype=self.dtype_policy)
         self.built = True
 
@@ -199,8 +200,8 @@ class MobileBertBlock(keras.layers.Layer):
         self.output_bottleneck_norm = NoNorm(
             dtype=self.dtype_policy, name="output_bottleneck_norm")
         self.output_bottleneck_norm.build(input_shape)
-        self.dropout_layer = keras.layers.Dropout(self.dropout,
-                                                  dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(self.dropout,
+                                     dtype=self.dtype_policy)
         self.built = True
 
     def call(self, x, attention_mask=None, training=None):

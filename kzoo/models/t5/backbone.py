@@ -6,6 +6,7 @@ import keras
 from kzoo.layers import (CausalPaddingMask, RelativePositionBias, RMSNorm,
                          TokenEmbedding, TransformerBlock,
                          TransformerDecoderBlock)
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.encoder_stack import padding_attention_mask
 from kzoo.core.arguments import (ACTIVATION, BOOLEAN, FRACTION,
                                    POSITIVE_FLOAT, POSITIVE_INT, Optional)
@@ -138,7 +139,7 @@ class T5Backbone(EncoderDecoderBackbone):
                 ("decoder", TransformerDecoderBlock, num_decoder_layers,
                  False)):
             stacks[side] = dict(
-                dropout=keras.layers.Dropout(
+                dropout=Dropout(
                     dropout, dtype=dtype, name=f"{side}_embeddings_dropout"),
                 position_bias=RelativePositionBias(
                     num_heads, relative_attention_num_buckets,
@@ -150,7 +151,7 @@ class T5Backbone(EncoderDecoderBackbone):
                                   **block_args) for i in range(count)],
                 layer_norm=RMSNorm(layer_norm_epsilon, dtype=dtype,
                                    name=f"{side}_layer_norm"),
-                output_dropout=keras.layers.Dropout(
+                output_dropout=Dropout(
                     dropout, dtype=dtype, name=f"{side}_output_dropout"))
         decoder_mask_layer = CausalPaddingMask(
             dtype=dtype, name="decoder_attention_mask")
