@@ -168,7 +168,7 @@ def export_saved_model(task, filepath, num_texts=None, verbose=None):
     # its first endpoint (token ids), which must exist before this one.
     archive.add_endpoint("serving_default", raw_fn)
     verbose = True if verbose is None else bool(verbose)
-    _write_folder_whole(
+    write_folder_whole(
         filepath, lambda staging: archive.write_out(staging, verbose=verbose))
     return filepath
 
@@ -185,7 +185,7 @@ def check_destination(path, owner):
             "(or an old export's folder).")
 
 
-def _write_folder_whole(path, write):
+def write_folder_whole(path, write):
     """`write(staging)` into a hidden folder beside `path`, then swapped
     into place (kzoo writes atomically: a failed or killed export leaves
     `path` as it was)."""

@@ -379,8 +379,23 @@ class Task(CheckedArguments, keras.Model):
     # Export
     # ------------------------------------------------------------------
     def export(self, filepath, format="tf_saved_model", verbose=None,
-               input_signature=None, num_texts=None, **kwargs):
+               input_signature=None, num_texts=None, generator=None,
+               max_length=None, sampler=None, generation_config=None,
+               **kwargs):
         """Write the task for serving without kzoo (docs: serving.md).
+
+        A task that generates (`GPT2CausalLM`, `T5Seq2SeqLM`,
+        `BartSeq2SeqLM`) exports a **generator** (`generator=None` or
+        True; False: the logits endpoints below): a SavedModel whose
+        `generate` endpoint (also `serving_default`) takes `prompts` (raw
+        strings) and returns `texts`, `token_ids` and `padding_mask` as
+        `generate` makes them, decoding with the task's
+        `generation_config` (or the one given) greedily or with beam
+        search; `generate_max_new_tokens` takes `prompts` and
+        `max_new_tokens` (an int32 scalar). `max_length` (the longest
+        output, prompt included) and `sampler` ("greedy", "beam") default
+        as in `generate`. `generator=True` on a task that does not
+        generate raises `kzoo.ExportError`.
 
         `format="tf_saved_model"` (with a preprocessor) writes a
         TensorFlow SavedModel whose `serve` endpoint (also
@@ -424,7 +439,27 @@ class Task(CheckedArguments, keras.Model):
         served.serve(tf.constant(["a fine film"]))  # (1, 2) logits
         ```
         """
-        from kzoo.core import export
+        from kzoo.core import export, export_generator
+        if generator is None:
+            generator = format == "tf_saved_model" and \
+                self.preprocessor is not None and \
+                export_generator.can_generate(self)
+        if generator:
+            if format != "tf_saved_model" or input_signature is not None \
+                    or num_texts is not None or kwargs:
+                raise export.ExportError(
+                    f"{type(self).__name__}.export: a generator is a "
+                    "TensorFlow SavedModel on raw prompts; pass only "
+                    "max_length, sampler, generation_config and verbose "
+                    "with it (generator=False exports the logits).")
+            return export_generator.export_generator(
+                self, filepath, max_length=max_length, sampler=sampler,
+                generation_config=generation_config, verbose=verbose)
+        if (max_length, sampler, generation_config) != (None,) * 3:
+            raise export.ExportError(
+                f"{type(self).__name__}.export: max_length, sampler and "
+                "generation_config set an exported generator's decoding; "
+                "pass them with generator=True (on a task that generates).")
         if format == "tf_saved_model" and self.preprocessor is not None \
                 and input_signature is None and not kwargs:
             return export.export_saved_model(self, filepath,
