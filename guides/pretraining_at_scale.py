@@ -11,10 +11,11 @@ two things against the two ways such a run fails:
   held-out loss is then the corpus' *unigram entropy*. The goal: a
   held-out MLM loss at least 1.5 nats below that entropy.
 - **(b) transfer.** Fine-tuned on a task whose text pretraining never
-  read (which novel, Northanger Abbey or Persuasion, a passage is from),
-  the pretrained model must beat the same architecture from random
-  weights by at least 5 accuracy points, in the mean of 5 fine-tuning
-  seeds (with standard errors).
+  read (word order: is a passage of Northanger Abbey or Persuasion as
+  Austen wrote it, or has a stretch of it been shuffled?), the
+  pretrained model must beat the same architecture from random weights
+  by at least 5 accuracy points, in the mean of 5 fine-tuning seeds
+  (with standard errors).
 
 The steps:
 
@@ -32,7 +33,10 @@ The steps:
    (the collapse: a plateaued encoder gives every passage nearly the
    same features);
 5. fine-tunes the pretrained model and the randomly initialised one
-   with 5 seeds each and compares held-out accuracy.
+   with 5 seeds each and compares held-out accuracy;
+6. pits ELECTRA against masked LM at equal compute;
+7. continues all-MiniLM-L6-v2 on the novels and fine-tunes it beside
+   the model as it is.
 
     python guides/pretraining_at_scale.py --work runs/guide  # torch by default
     KZOO_GUIDE_SMOKE=1 python guides/pretraining_at_scale.py  # the test's
@@ -40,7 +44,8 @@ The steps:
 `--work DIR` keeps the vocabulary, the corpus and the runs: run the same
 command again and the tokenizer is reused, the corpus is up to date and
 each pretraining run resumes from its last checkpoint (or, finished,
-returns at once), so an interrupted guide goes on where it stopped. The
+returns at once) and each fine-tuning run already scored is read back,
+so an interrupted guide goes on where it stopped. The
 smoke run uses a tiny model and a few steps: it shows that every step
 runs, not what the full run measures (the documentation's "Pretraining
 at scale" page says what has been measured, and on what).
@@ -86,6 +91,7 @@ from kzoo.pretraining.callbacks import (  # noqa: E402
     relative_to_entropy, unigram_entropy)
 from kzoo.pretraining.run import pretrain  # noqa: E402
 from kzoo.tokenizer_training import train_tokenizer  # noqa: E402
+from kzoo.utils.files import write_json  # noqa: E402
 
 if keras.backend.backend() == "torch":
     import torch
@@ -497,8 +503,24 @@ class Encoder:
         return keras.Model(inputs, logits)
 
 
+# Each fine-tuning run's scores, kept in --work as they finish, so that
+# an interrupted guide does not fine-tune again what it has measured.
+SCORES = WORK / "fine_tuning_scores.json"
+
+
 def fine_tune(encoder, task, rate, seed):
     """(validation, held-out) accuracy in % of one fine-tuning run."""
+    key = " | ".join(str(part) for part in (
+        encoder.folder, encoder.pretrained, task, rate, seed, EPOCHS[task],
+        SIZES["task_length"]))
+    scores = json.loads(SCORES.read_text()) if SCORES.exists() else {}
+    if key not in scores:
+        scores[key] = _fine_tune(encoder, task, rate, seed)
+        write_json(SCORES, scores)
+    return scores[key]
+
+
+def _fine_tune(encoder, task, rate, seed):
     keras.utils.set_random_seed(seed)
     classifier = encoder.classifier()
     classifier.compile(optimizer=keras.optimizers.AdamW(rate),
