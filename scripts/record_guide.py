@@ -92,13 +92,19 @@ def guide_names():
     return sorted(path.stem for path in GUIDES.glob("*.py"))
 
 
+# A terminal's colour and style codes (Keras' progress bars write them):
+# on a web page they show as stray characters.
+ANSI_CODE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def clean_output(text):
-    """The output as a reader should see it: log noise dropped, a line
-    rewritten in place with carriage returns (a progress bar) kept as it
-    ended, trailing spaces and blank lines at either end dropped."""
+    """The output as a reader should see it: log noise and terminal colour
+    codes dropped, a line rewritten in place with carriage returns (a
+    progress bar) kept as it ended, trailing spaces and blank lines at
+    either end dropped."""
     lines = []
     # Not splitlines(): it would split at a carriage return too.
-    for line in text.replace("\r\n", "\n").split("\n"):
+    for line in ANSI_CODE.sub("", text).replace("\r\n", "\n").split("\n"):
         line = line.rsplit("\r", 1)[-1].rstrip()
         if not NOISE.match(line):
             lines.append(line)

@@ -119,6 +119,7 @@ print("[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected 
 print("held-out accuracy 0.75", "smoke" if "--smoke" in sys.argv else "full",
       os.environ.get("KZOO_GUIDE_SMOKE"))
 print("epoch 1\r  epoch 2")
+print("\x1b[1m13/13\x1b[0m \x1b[32m━━\x1b[0m 3s - loss: 0.29")
 print("a warning on stderr", file=sys.stderr)
 print(os.environ["KERAS_BACKEND"], "done")
 ''')
@@ -126,7 +127,8 @@ print(os.environ["KERAS_BACKEND"], "done")
     record_guide.main(["fake", "--backend", "torch", "--smoke", "no hub"])
     read = record_guide.read_record(record)
     assert read["output"] == "held-out accuracy 0.75 smoke None\n" \
-                             "  epoch 2\ntorch done"
+                             "  epoch 2\n13/13 ━━ 3s - loss: 0.29\n" \
+                             "torch done"
     assert read["command"] == "KERAS_BACKEND=torch python guides/fake.py " \
                               "--smoke"
     assert (read["kind"], read["why"]) == ("smoke", "no hub")
