@@ -505,6 +505,8 @@ class Encoder:
 
 # Each fine-tuning run's scores, kept in --work as they finish, so that
 # an interrupted guide does not fine-tune again what it has measured.
+# They belong to the checkpoints in the same --work: pretraining a run
+# again there (its folder deleted) needs this file deleted too.
 SCORES = WORK / "fine_tuning_scores.json"
 
 
