@@ -118,10 +118,16 @@ def count(weights):
     return sum(int(np.prod(w.shape)) for w in weights)
 
 
+# `--targets query,key,...` (with `--train lora SEED`): adapters on these
+# layers instead of keras-hub's default, the query and value projections.
+TARGETS = sys.argv[sys.argv.index("--targets") + 1].split(",") \
+    if "--targets" in sys.argv else None
+
+
 def prepared(method, seed):
     classifier = new_classifier(seed)
     if method == "lora":
-        classifier.backbone.enable_lora(RANK)
+        classifier.backbone.enable_lora(RANK, target_layer_names=TARGETS)
     classifier.compile(optimizer=training.default_optimizer(
         learning_rate=LEARNING_RATES[method]))
     return classifier
