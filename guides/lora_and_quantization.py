@@ -110,7 +110,10 @@ def new_classifier(seed):
 
 `enable_lora(rank)` freezes the backbone and adds adapters to every
 attention block's query and value projections (`target_layer_names`
-chooses others). The new classification head trains either way.
+chooses others; `python guides/lora_and_quantization.py --train lora
+SEED --targets query,key,value,output,intermediate_dense,output_dense`
+runs one seed of section 4 with those and prints its result). The new
+classification head trains either way.
 """
 
 
