@@ -507,7 +507,8 @@ class Encoder:
 # an interrupted guide does not fine-tune again what it has measured.
 # They belong to the checkpoints in the same --work: pretraining a run
 # again there (its folder deleted) needs this file deleted too.
-SCORES = WORK / "fine_tuning_scores.json"
+SCORES_FILE = WORK / "fine_tuning_scores.json"
+SCORES = json.loads(SCORES_FILE.read_text()) if SCORES_FILE.exists() else {}
 
 
 def fine_tune(encoder, task, rate, seed):
@@ -515,11 +516,10 @@ def fine_tune(encoder, task, rate, seed):
     key = " | ".join(str(part) for part in (
         encoder.folder, encoder.pretrained, task, rate, seed, EPOCHS[task],
         SIZES["task_length"]))
-    scores = json.loads(SCORES.read_text()) if SCORES.exists() else {}
-    if key not in scores:
-        scores[key] = _fine_tune(encoder, task, rate, seed)
-        write_json(SCORES, scores)
-    return scores[key]
+    if key not in SCORES:
+        SCORES[key] = _fine_tune(encoder, task, rate, seed)
+        write_json(SCORES_FILE, SCORES)
+    return SCORES[key]
 
 
 def _fine_tune(encoder, task, rate, seed):
