@@ -12,8 +12,9 @@ import pytest
 
 from helpers import run_guide_smoke
 
-# The smoke run's BERT: 2 layers, hidden 16, 3 classes; LoRA's rank 8.
-LAYERS, HIDDEN, CLASSES, RANK = 2, 16, 3, 8
+# The smoke run's BERT: 2 layers, hidden 16, feed-forward 32, 3 classes;
+# LoRA's rank 8.
+LAYERS, HIDDEN, INTERMEDIATE, CLASSES, RANK = 2, 16, 32, 3, 8
 
 
 @pytest.mark.once
@@ -35,16 +36,22 @@ def test_guide_smoke_run():
     full_trainable, full_total = map(number, counts["full"].groups())
     lora_trainable, lora_total = map(number, counts["lora"].groups())
     # Full fine-tuning trains everything; LoRA (Hu et al.) adds
-    # rank x (in + out) per query and value projection, and trains those
-    # and the head (a Dense from the pooled output to the classes) only.
-    adapters = LAYERS * 2 * RANK * (HIDDEN + HIDDEN)
+    # rank x (in + out) per projection it targets (the guide's: every
+    # projection of the block, the attention's four and the feed-forward's
+    # two), and trains those and the head (a Dense from the pooled output
+    # to the classes) only.
+    per_layer = (4 * RANK * (HIDDEN + HIDDEN)
+                 + 2 * RANK * (HIDDEN + INTERMEDIATE))
+    adapters = LAYERS * per_layer
     head = HIDDEN * CLASSES + CLASSES
     assert full_trainable == full_total
     assert lora_total == full_total + adapters
-    assert lora_trainable == adapters + head == 1075
-    assert re.search(r"LoRA against full fine-tuning: 0\.0021 of the "
-                     r"trainable parameters, accuracy [+-]\d+\.\d points, "
-                     r"step time x\d+\.\d\d, peak RSS x\d\.\d\d", text), tail
+    assert lora_trainable == adapters + head == 3635
+    share = re.search(r"LoRA against full fine-tuning: (0\.\d{4}) of the "
+                      r"trainable parameters, accuracy [+-]\d+\.\d points, "
+                      r"step time x\d+\.\d\d, peak RSS x\d\.\d\d", text)
+    assert share, tail
+    assert float(share[1]) == round(lora_trainable / full_trainable, 4)
 
     float_line = re.search(r"float32: held-out accuracy (\d\.\d{3}), "
                            r"weights (\d+\.\d\d) MiB", text)
