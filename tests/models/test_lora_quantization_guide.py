@@ -6,6 +6,7 @@ LoRA classifier, saved whole, quantizes to int8, saves and loads and
 prints their sizes. Once per suite: it starts fresh interpreters."""
 
 import re
+from pathlib import Path
 
 import keras
 import pytest
@@ -66,3 +67,47 @@ def test_guide_smoke_run():
     # embedding table and HDF5's overhead, 2.00 MiB either way.)
     assert float(int8_line[4]) > 0
     assert f"{keras.backend.backend()} done" in text
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.once
+def test_docs_quote_the_recorded_run():
+    """docs/lora_and_quantization.md's table and gap are the guide's
+    recorded full run (docs/runs/lora_and_quantization.txt, shown on the
+    guide's page), number for number."""
+    run = (ROOT / "docs" / "runs" / "lora_and_quantization.txt").read_text(
+        encoding="utf-8")
+    page = (ROOT / "docs" / "lora_and_quantization.md").read_text(
+        encoding="utf-8")
+    assert "| mode full |" in run.splitlines()[0]
+    scores = {method: re.search(
+        rf"^{method}: trains ([\d,]+) of [\d,]+ parameters; held-out "
+        r"accuracy (\d\.\d{3}) \+- (\d\.\d{3}) over 5 seeds", run, re.M)
+        for method in ("full", "lora")}
+    against = re.search(
+        r"^LoRA against full fine-tuning: 0\.(\d\d)(\d\d) of the trainable "
+        r"parameters, accuracy -(\d\.\d) points \(standard error (\d\.\d) "
+        r"over 5 paired seeds\), step time x(\d\.\d\d), peak RSS "
+        r"x(\d\.\d\d)", run, re.M)
+    assert all(scores.values()) and against, "the record changed shape"
+    full, lora = scores["full"], scores["lora"]
+    assert re.search(rf"^\| full fine-tuning: .* \| {full[1]} parameters \| "
+                     rf"{full[2]} \({full[3]}\) \| 1 \| 1 \|$", page, re.M)
+    share = f"{int(against[1])}.{against[2]}%"
+    assert re.search(
+        rf"^\| LoRA rank 8 on every projection .* \| {lora[1]} \({share}\) "
+        rf"\| {lora[2]} \({lora[3]}\) \| x{against[5]} \| x{against[6]} \|$",
+        page, re.M), "the page's LoRA row differs from the record"
+    text = " ".join(page.split())
+    assert f"LoRA is **{against[3]} points below** full fine-tuning" in text
+    assert f"standard error of the paired mean {against[4]})" in text
+    # The per-seed differences the page lists.
+    seeds = re.findall(r"^(full|lora) seed (\d): held-out accuracy "
+                       r"(\d\.\d{3})", run, re.M)
+    accuracy = {(method, seed): float(value) for method, seed, value in seeds}
+    differences = ", ".join(
+        f"{100 * (accuracy['lora', s] - accuracy['full', s]):+.1f}"
+        for s in "01234")
+    assert f"per seed {differences.lstrip('+')};" in text, differences
