@@ -3,12 +3,13 @@ on the backend under test), its FLOP count is the model's, and its tables
 are computed from the rows. keras-hub is no test dependency, so its rows
 are left to the script."""
 
-import importlib.util
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
+
+from script_loading import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "benchmark.py"
 TINY = ["--layers", "2", "--hidden", "32", "--heads", "4",
@@ -18,10 +19,7 @@ TINY = ["--layers", "2", "--hidden", "32", "--heads", "4",
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "benchmark")
 
 
 @pytest.fixture

@@ -2,11 +2,12 @@
 few passages, in this process) and its table's ratios come from the
 rows' fit times."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
+
+from script_loading import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
     "benchmark_end_to_end.py"
@@ -14,11 +15,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_end_to_end",
-                                                  SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "benchmark_end_to_end")
 
 
 def tiny_options(benchmark):

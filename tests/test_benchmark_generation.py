@@ -2,10 +2,11 @@
 process) and its tables compare each row with the same model's rows.
 keras-hub is no test dependency, so its rows are left to the script."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from script_loading import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
     "benchmark_generation.py"
@@ -13,11 +14,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_generation",
-                                                  SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "benchmark_generation")
 
 
 def tiny_options(benchmark):

@@ -2,12 +2,13 @@
 the current backend), and its divergence verdict reads the curves
 right."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import keras
 import pytest
+
+from script_loading import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
     "benchmark_precision.py"
@@ -20,11 +21,7 @@ TINY = ["--layers", "1", "--hidden", "32", "--heads", "2",
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_precision",
-                                                  SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "benchmark_precision")
 
 
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])

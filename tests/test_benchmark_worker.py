@@ -2,11 +2,12 @@
 asked backend and threads, and its result, failure or timeout comes back
 as a row."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+
+from script_loading import load_script
 
 pytestmark = pytest.mark.once  # no backend of its own: the first pass only
 
@@ -30,11 +31,7 @@ print("RESULT " + json.dumps({"backend": os.environ["KERAS_BACKEND"],
 @pytest.fixture(scope="module")
 def run_worker():
     sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("benchmark_worker",
-                                                  SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.run_worker
+    return load_script(SCRIPT, "benchmark_worker").run_worker
 
 
 def test_a_row_comes_back_with_its_backend_and_threads(run_worker,

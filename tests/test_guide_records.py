@@ -6,11 +6,12 @@ keeps the log noise out and writes nothing for a failed run.
 """
 
 import datetime
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+
+from script_loading import load_script
 
 pytestmark = pytest.mark.once
 
@@ -22,15 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_RECORDED_YET = {}
 
 
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-record_guide = _load("record_guide", "scripts/record_guide.py")
-guides_hook = _load("guides_hook", "docs/guides_hook.py")
+record_guide = load_script("scripts/record_guide.py")
+guides_hook = load_script("docs/guides_hook.py")
 RECORDED = [name for name in record_guide.guide_names()
             if (record_guide.RUNS / f"{name}.txt").is_file()]
 

@@ -5,10 +5,11 @@ kind of row; `python scripts/make_presets.py --out DIR` and `diff -r DIR
 presets` checks them all)."""
 
 import filecmp
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from script_loading import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_presets.py"
@@ -30,10 +31,7 @@ pytestmark = pytest.mark.once
 
 @pytest.fixture(scope="module")
 def writer():
-    spec = importlib.util.spec_from_file_location("make_presets", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "make_presets")
 
 
 def assert_same_folders(written, shipped):

@@ -2,19 +2,17 @@
 a model card for every named preset, on its family's page, saying what
 its metadata.json says; the installation page's size table."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from script_loading import load_script
+
 pytestmark = pytest.mark.once
 
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location(
-    "site_hook", ROOT / "docs" / "site_hook.py")
-site_hook = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(site_hook)
+site_hook = load_script("docs/site_hook.py")
 
 METADATA = [json.loads(p.read_text(encoding="utf-8"))
             for p in sorted((ROOT / "presets").glob("*/metadata.json"))]

@@ -4,13 +4,10 @@ hub's config.json mapping through the converter to exactly the preset's
 config (what a download must match before a weight is read), and the
 parameter count the preset states."""
 
-import importlib.util
-from pathlib import Path
-
 import kzoo
 from kzoo.convert import converter_for_model_type
 
-ROOT = Path(__file__).resolve().parents[3]
+from script_loading import load_script
 
 # google/rembert's config.json: the fields that set the architecture
 # (transformers' RemBertConfig defaults are these values).
@@ -61,10 +58,7 @@ def test_hub_config_maps_to_the_preset_config():
 
 
 def test_the_stated_parameter_count_is_the_backbones():
-    spec = importlib.util.spec_from_file_location(
-        "preset_table", ROOT / "scripts" / "preset_table.py")
-    table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(table)
+    table = load_script("scripts/preset_table.py")
     small = dict(vocabulary_size=57, num_layers=2, num_heads=2, hidden_dim=12,
                  intermediate_dim=20, input_embedding_dim=6,
                  output_embedding_dim=9, max_sequence_length=16,
