@@ -6,6 +6,7 @@ LoRA classifier, saved whole, quantizes to int8, saves and loads and
 prints their sizes. Once per suite: it starts fresh interpreters."""
 
 import re
+import statistics
 from pathlib import Path
 
 import keras
@@ -88,7 +89,7 @@ def test_docs_quote_the_recorded_run():
         for method in ("full", "lora")}
     against = re.search(
         r"^LoRA against full fine-tuning: 0\.(\d\d)(\d\d) of the trainable "
-        r"parameters, accuracy -(\d\.\d) points \(standard error (\d\.\d) "
+        r"parameters, accuracy ([+-]\d\.\d) points \(standard error (\d\.\d) "
         r"over 5 paired seeds\), step time x(\d\.\d\d), peak RSS "
         r"x(\d\.\d\d)", run, re.M)
     assert all(scores.values()) and against, "the record changed shape"
@@ -101,13 +102,21 @@ def test_docs_quote_the_recorded_run():
         rf"\| {lora[2]} \({lora[3]}\) \| x{against[5]} \| x{against[6]} \|$",
         page, re.M), "the page's LoRA row differs from the record"
     text = " ".join(page.split())
-    assert f"LoRA is **{against[3]} points below** full fine-tuning" in text
+    gap = float(against[3])
+    side = "below" if gap < 0 else "above"
+    assert f"LoRA is **{abs(gap):.1f} points {side}** full fine-tuning" in text
     assert f"standard error of the paired mean {against[4]})" in text
     # The per-seed differences the page lists.
     seeds = re.findall(r"^(full|lora) seed (\d): held-out accuracy "
                        r"(\d\.\d{3})", run, re.M)
     accuracy = {(method, seed): float(value) for method, seed, value in seeds}
-    differences = ", ".join(
-        f"{100 * (accuracy['lora', s] - accuracy['full', s]):+.1f}"
-        for s in "01234")
-    assert f"per seed {differences.lstrip('+')};" in text, differences
+    differences = [100 * (accuracy["lora", s] - accuracy["full", s])
+                   for s in "01234"]
+    listed = ", ".join(f"{d:+.1f}" for d in differences)
+    assert f"per seed {listed};" in text, listed
+    # The 95% interval the page states: Student's t with 4 degrees of
+    # freedom (2.776) over the per-seed differences.
+    mean = statistics.mean(differences)
+    half = 2.776 * statistics.stdev(differences) / len(differences) ** 0.5
+    assert (f"a 95% interval from {mean - half:+.1f} to {mean + half:+.1f} "
+            "points") in text
