@@ -7,11 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_script(path, name=None):
+def load_script(path):
     """The module in `path` (absolute, or relative to the repository
-    root), run once, under `name` (default: the file's stem)."""
+    root), run once, named after the file."""
     path = ROOT / path
-    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

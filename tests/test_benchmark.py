@@ -19,7 +19,7 @@ TINY = ["--layers", "2", "--hidden", "32", "--heads", "4",
 
 @pytest.fixture(scope="module")
 def benchmark():
-    return load_script(SCRIPT, "benchmark")
+    return load_script(SCRIPT)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / \
 
 @pytest.fixture(scope="module")
 def benchmark():
-    return load_script(SCRIPT, "benchmark_generation")
+    return load_script(SCRIPT)
 
 
 def tiny_options(benchmark):

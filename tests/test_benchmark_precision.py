@@ -21,7 +21,7 @@ TINY = ["--layers", "1", "--hidden", "32", "--heads", "2",
 
 @pytest.fixture(scope="module")
 def benchmark():
-    return load_script(SCRIPT, "benchmark_precision")
+    return load_script(SCRIPT)
 
 
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])

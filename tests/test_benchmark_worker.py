@@ -31,7 +31,7 @@ print("RESULT " + json.dumps({"backend": os.environ["KERAS_BACKEND"],
 @pytest.fixture(scope="module")
 def run_worker():
     sys.path.insert(0, str(SCRIPT.parent))
-    return load_script(SCRIPT, "benchmark_worker").run_worker
+    return load_script(SCRIPT).run_worker
 
 
 def test_a_row_comes_back_with_its_backend_and_threads(run_worker,

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.once
 
 @pytest.fixture(scope="module")
 def writer():
-    return load_script(SCRIPT, "make_presets")
+    return load_script(SCRIPT)
 
 
 def assert_same_folders(written, shipped):
