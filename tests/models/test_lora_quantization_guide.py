@@ -13,6 +13,7 @@ import keras
 import pytest
 
 from helpers import run_guide_smoke
+from script_loading import load_script
 
 # The smoke run's BERT: 2 layers, hidden 16, feed-forward 32, 3 classes;
 # LoRA's rank 8.
@@ -78,11 +79,13 @@ def test_docs_quote_the_recorded_run():
     """docs/lora_and_quantization.md's table and gap are the guide's
     recorded full run (docs/runs/lora_and_quantization.txt, shown on the
     guide's page), number for number."""
-    run = (ROOT / "docs" / "runs" / "lora_and_quantization.txt").read_text(
-        encoding="utf-8")
+    record_guide = load_script("scripts/record_guide.py")
+    record = record_guide.read_record(
+        record_guide.RUNS / "lora_and_quantization.txt")
+    assert record["kind"] == "full", record["mode"]
+    run = record["output"]
     page = (ROOT / "docs" / "lora_and_quantization.md").read_text(
         encoding="utf-8")
-    assert "| mode full |" in run.splitlines()[0]
     scores = {method: re.search(
         rf"^{method}: trains ([\d,]+) of [\d,]+ parameters; held-out "
         r"accuracy (\d\.\d{3}) \+- (\d\.\d{3}) over 5 seeds", run, re.M)
